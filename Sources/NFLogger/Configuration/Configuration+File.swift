@@ -1,0 +1,158 @@
+import Foundation
+
+extension Configuration {
+    /// Loads a configuration from a JSON file, the drop-in file an operator hands to app
+    /// developers:
+    ///
+    /// ```json
+    /// {
+    ///   "app_key": "k-123", "tenant_id": "acme",
+    ///   "upload_url": "https://collector.example.com/v1/events",
+    ///   "policy_url": "https://collector.example.com/v1/policy",
+    ///   "database_path": "nflogger/events.sqlite",
+    ///   "app_id": "com.example.app", "app_version": "1.4.2",
+    ///   "mode": "specific", "specific_patterns": ["ui.**", "net.*"],
+    ///   "limits": { "max_parameters_bytes": 32768, "max_pending_events": 20000 }
+    /// }
+    /// ```
+    ///
+    /// `app_key`, `tenant_id`, `upload_url`, `policy_url` and `database_path` are required; a
+    /// relative `database_path` is resolved against the file's directory. `app_id` defaults to the
+    /// process name and `app_version` to `"0"`. Unknown fields are rejected, so a typo is an
+    /// error rather than a silently ignored setting.
+    ///
+    /// - Throws: ``ConfigurationError`` naming the file or the field.
+    public init(contentsOf fileURL: URL) throws(ConfigurationError) {
+        let path = fileURL.path
+        guard FileManager.default.fileExists(atPath: path) else { throw .fileNotFound(path: path) }
+        let data: Data
+        do { data = try Data(contentsOf: fileURL) } catch {
+            throw .unreadableFile(path: path, reason: error.localizedDescription)
+        }
+        let object: [String: Any]
+        do {
+            guard let parsed = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw ConfigurationError.invalidJSON(path: path, reason: "the top level must be an object")
+            }
+            object = parsed
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw .invalidJSON(path: path, reason: (error as NSError).localizedDescription)
+        }
+        try self.init(fields: FieldReader(object, prefix: ""), baseDirectory: fileURL.deletingLastPathComponent())
+    }
+
+    private init(fields: FieldReader, baseDirectory: URL) throws(ConfigurationError) {
+        try fields.rejectUnknown(["app_key", "tenant_id", "upload_url", "policy_url", "database_path",
+                                  "app_id", "app_version", "mode", "specific_patterns", "limits",
+                                  "session_idle_timeout_s"])
+        let databasePath = try fields.requiredString("database_path")
+        let databaseURL = databasePath.hasPrefix("/")
+            ? URL(fileURLWithPath: databasePath)
+            : baseDirectory.appendingPathComponent(databasePath)
+        self.init(databaseURL: databaseURL,
+                  appID: try fields.string("app_id") ?? ProcessInfo.processInfo.processName,
+                  appVersion: try fields.string("app_version") ?? "0")
+        appKey = try fields.requiredString("app_key")
+        tenantID = try fields.requiredString("tenant_id")
+        uploadURL = try fields.requiredURL("upload_url")
+        policyURL = try fields.requiredURL("policy_url")
+
+        let patterns = try fields.stringArray("specific_patterns")
+        switch try fields.string("mode") {
+        case nil, "active": mode = .active
+        case "disabled": mode = .disabled
+        case "specific":
+            guard let patterns else { throw .missingField("specific_patterns") }
+            do { mode = .specific(try EventRules(allow: patterns)) } catch {
+                throw .invalidField("specific_patterns", reason: "has \(error)")
+            }
+        case let other?:
+            throw .invalidField("mode", reason: "must be \"disabled\", \"active\" or \"specific\", got \"\(other)\"")
+        }
+        if let seconds = try fields.number("session_idle_timeout_s") {
+            sessionIdleTimeout = .milliseconds(Int64(seconds * 1_000))
+        }
+        if let limits = try fields.object("limits") {
+            try limits.rejectUnknown(["max_parameters_bytes", "max_pending_events", "max_pending_bytes", "busy_timeout_ms"])
+            if let value = try limits.integer("max_parameters_bytes") { self.limits.maxParametersBytes = value }
+            if let value = try limits.integer("max_pending_events") { self.limits.maxPendingEvents = value }
+            if let value = try limits.integer("max_pending_bytes") { self.limits.maxPendingBytes = value }
+            if let value = try limits.integer("busy_timeout_ms") { self.limits.busyTimeout = .milliseconds(value) }
+        }
+        try validate()
+    }
+}
+
+/// Reads typed fields out of a JSON object, with errors that name the field's full path.
+private struct FieldReader {
+    let object: [String: Any]
+    let prefix: String
+
+    init(_ object: [String: Any], prefix: String) {
+        self.object = object
+        self.prefix = prefix
+    }
+
+    private func path(_ key: String) -> String { prefix + key }
+
+    func rejectUnknown(_ known: Set<String>) throws(ConfigurationError) {
+        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            throw .unknownField(path(unknown))
+        }
+    }
+
+    func string(_ key: String) throws(ConfigurationError) -> String? {
+        guard let value = object[key], !(value is NSNull) else { return nil }
+        guard let string = value as? String else { throw .invalidField(path(key), reason: "must be a string") }
+        return string
+    }
+
+    func requiredString(_ key: String) throws(ConfigurationError) -> String {
+        guard let string = try string(key) else { throw .missingField(path(key)) }
+        guard !string.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw .invalidField(path(key), reason: "must not be empty")
+        }
+        return string
+    }
+
+    func requiredURL(_ key: String) throws(ConfigurationError) -> URL {
+        let text = try requiredString(key)
+        guard let url = URL(string: text) else { throw .invalidField(path(key), reason: "is not a URL: \"\(text)\"") }
+        try Configuration.checkHTTP(url, field: path(key))
+        return url
+    }
+
+    func number(_ key: String) throws(ConfigurationError) -> Double? {
+        guard let value = object[key], !(value is NSNull) else { return nil }
+        // JSONSerialization gives booleans as NSNumbers, which `as? Double` would accept.
+        guard let boxed = value as? NSNumber, type(of: boxed) != NSNumber.booleanClass,
+              case let number = boxed.doubleValue, number.isFinite else {
+            throw .invalidField(path(key), reason: "must be a number")
+        }
+        return number
+    }
+
+    func integer(_ key: String) throws(ConfigurationError) -> Int? {
+        guard let number = try number(key) else { return nil }
+        guard number == number.rounded(), let integer = Int(exactly: number) else {
+            throw .invalidField(path(key), reason: "must be a whole number")
+        }
+        return integer
+    }
+
+    func stringArray(_ key: String) throws(ConfigurationError) -> [String]? {
+        guard let value = object[key], !(value is NSNull) else { return nil }
+        guard let array = value as? [Any], let strings = array as? [String] else {
+            throw .invalidField(path(key), reason: "must be an array of strings")
+        }
+        return strings
+    }
+
+    func object(_ key: String) throws(ConfigurationError) -> FieldReader? {
+        guard let value = object[key], !(value is NSNull) else { return nil }
+        guard let nested = value as? [String: Any] else { throw .invalidField(path(key), reason: "must be an object") }
+        return FieldReader(nested, prefix: path(key) + ".")
+    }
+}

@@ -1,0 +1,101 @@
+import Dispatch
+import Foundation
+import Logging
+
+/// Everything an ``NFLogger`` needs to start. Build one in code, or load one from a JSON file
+/// with ``init(contentsOf:)``.
+///
+/// ```swift
+/// var configuration = Configuration(databaseURL: url, appID: "com.example.app", appVersion: "1.4.2")
+/// configuration.mode = .active
+/// ```
+public struct Configuration: Sendable {
+    /// Where the SQLite database lives. Its directory is created if missing.
+    public var databaseURL: URL
+    /// Identifies the app in every event's standard properties.
+    public var appID: String
+    /// The app's version, in every event's standard properties.
+    public var appVersion: String
+    /// The key the collector knows this app by.
+    public var appKey: String?
+    /// The tenant (organisation) the app belongs to.
+    public var tenantID: String?
+    /// Where batches of events are uploaded.
+    public var uploadURL: URL?
+    /// Where the policy is downloaded from.
+    public var policyURL: URL?
+    /// The mode the logger starts in. Default: ``LogMode/active``.
+    public var mode: LogMode = .active
+    /// Bounds on input, memory and waiting.
+    public var limits = Limits()
+    /// How long the app may stay suspended before ``NFLogger/resume()`` starts a new session.
+    /// Default: 30 minutes.
+    public var sessionIdleTimeout: Duration = .seconds(30 * 60)
+    /// Where completion handlers run. Default: a serial queue owned by the logger. Never the
+    /// caller's thread.
+    public var completionQueue: DispatchQueue?
+    /// The SDK's own diagnostic log. Default: silent.
+    public var logger = Logger(label: "nflogger", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// Bounds that keep the SDK's cost predictable.
+    public struct Limits: Sendable, Equatable {
+        /// The largest parameters object accepted, in bytes of JSON. Default: 32 KiB.
+        public var maxParametersBytes = 32 * 1024
+        /// How many calls may wait in memory for the database before new ones complete with
+        /// ``NFLoggerError/backpressure(pendingEvents:pendingBytes:)``. Default: 20,000.
+        public var maxPendingEvents = 20_000
+        /// The same bound in bytes. Default: 16 MiB.
+        public var maxPendingBytes = 16 * 1024 * 1024
+        /// How long a write waits for another process that holds the database. Default: 5 s.
+        public var busyTimeout: Duration = .seconds(5)
+
+        public init() {}
+    }
+
+    /// A configuration with defaults for everything but where to store events and which app
+    /// they come from.
+    public init(databaseURL: URL, appID: String, appVersion: String) {
+        self.databaseURL = databaseURL
+        self.appID = appID
+        self.appVersion = appVersion
+    }
+
+    /// Checks the values that code could have set out of range.
+    func validate() throws(ConfigurationError) {
+        guard databaseURL.isFileURL, !databaseURL.path.isEmpty else {
+            throw .invalidField("database_path", reason: "must be a file path, got \(databaseURL)")
+        }
+        if appID.isEmpty { throw .invalidField("app_id", reason: "must not be empty") }
+        if appVersion.isEmpty { throw .invalidField("app_version", reason: "must not be empty") }
+        if let appKey, appKey.isEmpty { throw .invalidField("app_key", reason: "must not be empty") }
+        if let uploadURL { try Self.checkHTTP(uploadURL, field: "upload_url") }
+        if let policyURL { try Self.checkHTTP(policyURL, field: "policy_url") }
+        if limits.maxParametersBytes < 2 {
+            throw .invalidField("limits.max_parameters_bytes", reason: "must be at least 2")
+        }
+        if limits.maxPendingEvents < 1 { throw .invalidField("limits.max_pending_events", reason: "must be at least 1") }
+        if limits.maxPendingBytes < 1024 { throw .invalidField("limits.max_pending_bytes", reason: "must be at least 1024") }
+        if limits.busyTimeout < .zero { throw .invalidField("limits.busy_timeout_ms", reason: "must not be negative") }
+        if sessionIdleTimeout < .zero { throw .invalidField("session_idle_timeout_s", reason: "must not be negative") }
+    }
+
+    static func checkHTTP(_ url: URL, field: String) throws(ConfigurationError) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host, !host.isEmpty else {
+            throw .invalidField(field, reason: "must be an http or https URL with a host, got \"\(url.absoluteString)\"")
+        }
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds &* 1_000 &+ attoseconds / 1_000_000_000_000_000
+    }
+
+    var nanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return 0 }
+        return UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
+    }
+}

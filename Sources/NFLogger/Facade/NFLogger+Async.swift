@@ -1,0 +1,63 @@
+import Foundation
+
+// The `async` twins: the same path as the completion-handler calls, awaiting the status.
+// `nonisolated(nonsending)` keeps them on the caller's actor, so `[String: Any]` parameters
+// never cross an isolation boundary.
+extension NFLogger {
+    /// Logs a point event and waits until it is committed (or refused).
+    @discardableResult
+    nonisolated(nonsending)
+    public func logEvent(name: String, type: String = "event", parameters: [String: Any] = [:]) async -> LogStatus {
+        await withCheckedContinuation { continuation in
+            logEvent(name: name, type: type, parameters: parameters) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Starts a span and waits until its start is committed (or refused).
+    nonisolated(nonsending)
+    public func startEvent(name: String, type: String = "event", parameters: [String: Any] = [:]) async
+        -> (span: SpanHandle, status: LogStatus) {
+        var handle: SpanHandle?
+        let status = await withCheckedContinuation { continuation in
+            handle = startEvent(name: name, type: type, parameters: parameters) { continuation.resume(returning: $0) }
+        }
+        // startEvent always returns a handle before the continuation can resume.
+        return (handle ?? SpanHandle(id: UUID(), name: name, start: .notStored, logger: self), status)
+    }
+
+    /// Ends the span with this id and waits until the end is committed (or refused).
+    @discardableResult
+    nonisolated(nonsending)
+    public func endEvent(id: UUID, parameters: [String: Any] = [:]) async -> LogStatus {
+        await withCheckedContinuation { continuation in
+            endEvent(id: id, parameters: parameters) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// A snapshot of what the logger has done and holds.
+    nonisolated(nonsending)
+    public func diagnostics() async -> Diagnostics {
+        await withCheckedContinuation { continuation in
+            diagnostics { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Writes every call already made and closes the database.
+    nonisolated(nonsending)
+    public func close() async {
+        await withCheckedContinuation { continuation in
+            close { continuation.resume() }
+        }
+    }
+}
+
+extension SpanHandle {
+    /// Ends the span and waits until the end is committed (or refused).
+    @discardableResult
+    nonisolated(nonsending)
+    public func end(parameters: [String: Any] = [:]) async -> LogStatus {
+        await withCheckedContinuation { continuation in
+            end(parameters: parameters) { continuation.resume(returning: $0) }
+        }
+    }
+}

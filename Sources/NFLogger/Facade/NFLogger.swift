@@ -1,0 +1,209 @@
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+/// The SDK's facade: log point events and spans, switch modes, mark the app's background and
+/// foreground.
+///
+/// Every call returns at once. The caller's thread only validates, stamps and enqueues; SQLite
+/// runs on the logger's own serial queue, and each completion handler is called exactly once,
+/// on the completion queue, never on the caller's thread. A logger never throws at the app and
+/// never traps: everything that can go wrong arrives as a ``LogStatus``.
+///
+/// ```swift
+/// let logger = try NFLogger(configuration: configuration)
+/// logger.logEvent(name: "ui.tap", parameters: ["button": "buy"]) { status in
+///     print(status)   // recorded 0193…
+/// }
+/// let span = logger.startEvent(name: "net.request", parameters: ["path": "/login"])
+/// span.end(parameters: ["status": 200])
+/// ```
+public final class NFLogger: Sendable {
+    /// The name this SDK reports itself as.
+    public static let sdkName = "NFLogger"
+    /// The version of this SDK.
+    public static let sdkVersion = "0.1.0"
+
+    /// The configuration the logger was created with.
+    public let configuration: Configuration
+    private let behaviour: Mutex<any LogBehaviour>
+    let requests: RequestManager
+    let completions: CompletionDispatcher
+    private let encoder: ParameterEncoder
+    let clock: any EventClock
+
+    /// Creates a logger. The database is opened in the background; if it cannot be opened (a
+    /// read-only directory, a full disk), logging calls complete with
+    /// ``NFLoggerError/storage(_:)`` until it can.
+    ///
+    /// - Throws: ``ConfigurationError`` if a configured value is out of range.
+    public convenience init(configuration: Configuration) throws(ConfigurationError) {
+        try self.init(configuration: configuration, clock: SystemEventClock())
+    }
+
+    init(configuration: Configuration, clock: any EventClock) throws(ConfigurationError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.clock = clock
+        self.behaviour = Mutex(makeBehaviour(for: configuration.mode))
+        self.encoder = ParameterEncoder(maxBytes: configuration.limits.maxParametersBytes)
+        let label = "nflogger.\(configuration.appID)"
+        self.completions = CompletionDispatcher(queue: configuration.completionQueue ?? DispatchQueue(label: label + ".completions"))
+        let database = DatabaseManager(
+            path: configuration.databaseURL.path,
+            busyTimeoutMilliseconds: Int32(clamping: configuration.limits.busyTimeout.milliseconds),
+            properties: StandardProperties(appID: configuration.appID, appVersion: configuration.appVersion))
+        let sessions = SessionTracker(idleTimeoutNanoseconds: configuration.sessionIdleTimeout.nanoseconds,
+                                      wallMilliseconds: clock.wallMilliseconds())
+        self.requests = RequestManager(database: database, completions: completions, limits: configuration.limits,
+                                       sessions: sessions, label: label + ".requests")
+        configuration.logger.debug("logger started", metadata: ["mode": "\(configuration.mode)"])
+    }
+
+    // MARK: Mode
+
+    /// The current mode. Setting it swaps the behaviour atomically: every call made after the
+    /// assignment returns obeys the new mode, and no call in flight is lost or completed twice.
+    public var mode: LogMode {
+        get { behaviour.withLock { $0.mode } }
+        set {
+            let replacement = makeBehaviour(for: newValue)
+            behaviour.withLock { $0 = replacement }
+            configuration.logger.debug("mode changed", metadata: ["mode": "\(newValue)"])
+        }
+    }
+
+    private var currentBehaviour: any LogBehaviour { behaviour.withLock { $0 } }
+
+    // MARK: Point events
+
+    /// Logs a point event: something that happened at one instant.
+    ///
+    /// - Parameters:
+    ///   - name: Dot-separated parts of ASCII letters, digits, `_` and `-`, at most 256 bytes:
+    ///     `ui.tap`, `net.error.timeout`.
+    ///   - type: A category with the same rules, at most 64 bytes. Default: `"event"`.
+    ///   - parameters: JSON-compatible values only: `String`, `Int` (and the other integer
+    ///     types), finite `Double`, `Bool`, `nil`, arrays and `[String: Any]` dictionaries,
+    ///     at most ``Configuration/Limits/maxParametersBytes`` once encoded.
+    ///   - completion: Called exactly once, asynchronously, with the outcome:
+    ///     ``LogStatus/recorded(_:)`` once the event is committed to SQLite.
+    public func logEvent(name: String, type: String = "event", parameters: [String: Any] = [:],
+                         completion: LogCompletion? = nil) {
+        switch prepare(.point, name: name, type: type, parameters: parameters) {
+        case .ready(let draft): _ = requests.submit(draft, completion: completion)
+        case .refused(let status): completions.finish(status, completion)
+        }
+    }
+
+    // MARK: Spans
+
+    /// Starts a span: something that takes time, such as a screen shown or a request in flight.
+    /// The start is stored at once, so a crash before the end still leaves evidence.
+    ///
+    /// Parameters follow the rules of ``logEvent(name:type:parameters:completion:)``.
+    /// - Returns: The handle to end the span with. Its ``SpanHandle/id`` also works with
+    ///   ``endEvent(id:parameters:completion:)``.
+    @discardableResult
+    public func startEvent(name: String, type: String = "event", parameters: [String: Any] = [:],
+                           completion: LogCompletion? = nil) -> SpanHandle {
+        switch prepare(.span, name: name, type: type, parameters: parameters) {
+        case .ready(let draft):
+            if let id = requests.submit(draft, completion: completion) {
+                return SpanHandle(id: id, name: name, start: .started, logger: self)
+            }
+            return SpanHandle(id: UUID(), name: name, start: .notStored, logger: self)
+        case .refused(let status):
+            completions.finish(status, completion)
+            return SpanHandle(id: UUID(), name: name, start: SpanHandle.Start(refusal: status), logger: self)
+        }
+    }
+
+    /// Ends the span with this id, for callers that kept the id rather than the ``SpanHandle``
+    /// (it works across a restart of the app).
+    ///
+    /// Completes with ``LogStatus/recorded(_:)``, or ``NFLoggerError/unknownSpan(_:)`` if no span
+    /// with this id was recorded, or ``NFLoggerError/spanAlreadyEnded(_:)``; the last two change
+    /// nothing.
+    public func endEvent(id: UUID, parameters: [String: Any] = [:], completion: LogCompletion? = nil) {
+        switch currentBehaviour.admitSpanEnd() {
+        case .disable: return completions.finish(.disabled, completion)
+        case .filter(let reason): return completions.finish(.filtered(reason), completion)
+        case .record: break
+        }
+        let encoded: [UInt8]?
+        do { encoded = try encoder.encode(parameters) } catch {
+            return completions.finish(.failed(error), completion)
+        }
+        let end = SpanEnd(id: id, parameters: encoded, wallMilliseconds: clock.wallMilliseconds(),
+                          monotonicNanoseconds: clock.monotonicNanoseconds())
+        requests.submit(end, completion: completion)
+    }
+
+    // MARK: App lifecycle
+
+    /// Tells the logger the app went to the background.
+    public func suspend() {
+        requests.suspend(wallMilliseconds: clock.wallMilliseconds(), monotonicNanoseconds: clock.monotonicNanoseconds())
+    }
+
+    /// Tells the logger the app is in the foreground again. After more than
+    /// ``Configuration/sessionIdleTimeout`` away, a new session begins.
+    public func resume() {
+        requests.resume(wallMilliseconds: clock.wallMilliseconds(), monotonicNanoseconds: clock.monotonicNanoseconds())
+    }
+
+    /// The id of the current session.
+    public var sessionID: UUID { requests.currentSession.id }
+
+    // MARK: Inspection and shutdown
+
+    /// Reports what the logger has done and what its database holds, once every call made
+    /// before this one has been written.
+    public func diagnostics(completion: @escaping @Sendable (Diagnostics) -> Void) {
+        let mode = self.mode
+        let completions = self.completions
+        requests.afterPendingWrites { database in
+            let counts = completions.counts
+            let stored = try? database.storedCounts()
+            let snapshot = Diagnostics(
+                mode: mode, recorded: counts.recorded, filtered: counts.filtered, disabled: counts.disabled,
+                failed: counts.failed, storedPointEvents: stored?.points ?? 0, storedSpanEvents: stored?.spans ?? 0,
+                openSpans: stored?.openSpans ?? 0, lastStorageError: database.lastError, databasePath: database.path)
+            completions.queue.async { completion(snapshot) }
+        }
+    }
+
+    /// Writes every call already made, closes the database, then calls `completion`. Later calls
+    /// complete with ``NFLoggerError/closed``.
+    public func close(completion: (@Sendable () -> Void)? = nil) {
+        let queue = completions.queue
+        requests.close { queue.async { completion?() } }
+    }
+
+    // MARK: The caller's-thread path
+
+    private enum Preparation {
+        case ready(EventDraft)
+        case refused(LogStatus)
+    }
+
+    /// Asks the behaviour, then validates, encodes and stamps: all the work the caller's thread does.
+    private func prepare(_ kind: EventKind, name: String, type: String, parameters: [String: Any]) -> Preparation {
+        do throws(NFLoggerError) {
+            switch try currentBehaviour.admit(name: name) {
+            case .disable: return .refused(.disabled)
+            case .filter(let reason): return .refused(.filtered(reason))
+            case .record: break
+            }
+            if type != "event" { try EventName.validateType(type) }
+            let encoded = try encoder.encode(parameters)
+            return .ready(EventDraft(kind: kind, name: name, type: type, parameters: encoded,
+                                     wallMilliseconds: clock.wallMilliseconds(),
+                                     monotonicNanoseconds: clock.monotonicNanoseconds()))
+        } catch {
+            return .refused(.failed(error))
+        }
+    }
+}

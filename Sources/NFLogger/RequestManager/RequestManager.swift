@@ -1,0 +1,182 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The mediator between the facade and storage: the only path to the database.
+///
+/// The caller's thread only appends to a bounded in-memory queue (one short lock, in which the
+/// event also gets its id and session). One serial dispatch queue drains it: everything waiting
+/// is written in one SQLite transaction, and the completions run after the commit. Concurrent
+/// calls therefore coalesce into few transactions, and no SQLite call ever runs on the app's thread.
+final class RequestManager: @unchecked Sendable {
+    // @unchecked: `database` and `spare` are touched only on `queue`; all other state is
+    // immutable or inside the `pending` Mutex.
+    private let queue: DispatchQueue
+    private let pending: Mutex<PendingState>
+    private let database: DatabaseManager
+    private let completions: CompletionDispatcher
+    private let maxPendingEvents: Int
+    private let maxPendingBytes: Int
+    /// The drained buffer, kept for reuse so the next burst does not regrow an array.
+    private var spare: [PendingRequest] = []
+
+    struct PendingRequest: Sendable {
+        let request: StorageRequest
+        let completion: LogCompletion?
+    }
+
+    private struct PendingState {
+        var items: [PendingRequest] = []
+        var eventCount = 0
+        var bytes = 0
+        var drainScheduled = false
+        var closed = false
+        var ids = EventIDGenerator()
+        var sessions: SessionTracker
+    }
+
+    init(database: DatabaseManager, completions: CompletionDispatcher, limits: Configuration.Limits,
+         sessions: SessionTracker, label: String) {
+        self.queue = DispatchQueue(label: label, qos: .utility)
+        self.database = database
+        self.completions = completions
+        self.maxPendingEvents = limits.maxPendingEvents
+        self.maxPendingBytes = limits.maxPendingBytes
+        self.pending = Mutex(PendingState(sessions: sessions))
+        // Open (and migrate) the database now, in the background, rather than on the first event.
+        queue.async { _ = try? self.database.openIfNeeded() }
+    }
+
+    private enum Admitted {
+        case queued(UUID, scheduleDrain: Bool)
+        case refused(NFLoggerError)
+    }
+
+    /// Queues a point event or the start of a span.
+    /// - Returns: the event's id, or `nil` if it was refused (its completion has been told why).
+    func submit(_ draft: EventDraft, completion: LogCompletion?) -> UUID? {
+        let cost = draft.approximateBytes
+        let outcome = pending.withLock { state -> Admitted in
+            if let refusal = refusal(state, cost: cost) { return .refused(refusal) }
+            let id = state.ids.make(milliseconds: draft.wallMilliseconds)
+            let record = EventRecord(id: id, session: state.sessions.current, draft: draft)
+            return .queued(id, scheduleDrain: Self.append(.event(record), completion, cost: cost, to: &state))
+        }
+        switch outcome {
+        case .queued(let id, let scheduleDrain):
+            if scheduleDrain { queue.async { self.drain() } }
+            return id
+        case .refused(let error):
+            completions.finish(.failed(error), completion)
+            return nil
+        }
+    }
+
+    /// Queues the end of a span.
+    func submit(_ end: SpanEnd, completion: LogCompletion?) {
+        let cost = 64 + (end.parameters?.count ?? 0)
+        let outcome = pending.withLock { state -> Admitted in
+            if let refusal = refusal(state, cost: cost) { return .refused(refusal) }
+            return .queued(end.id, scheduleDrain: Self.append(.endSpan(end), completion, cost: cost, to: &state))
+        }
+        switch outcome {
+        case .queued(_, let scheduleDrain):
+            if scheduleDrain { queue.async { self.drain() } }
+        case .refused(let error):
+            completions.finish(.failed(error), completion)
+        }
+    }
+
+    private func refusal(_ state: PendingState, cost: Int) -> NFLoggerError? {
+        if state.closed { return .closed }
+        if state.eventCount >= maxPendingEvents || state.bytes + cost > maxPendingBytes {
+            return .backpressure(pendingEvents: state.eventCount, pendingBytes: state.bytes)
+        }
+        return nil
+    }
+
+    /// Appends under the lock. Returns whether the caller must schedule a drain.
+    private static func append(_ request: StorageRequest, _ completion: LogCompletion?, cost: Int,
+                               to state: inout PendingState) -> Bool {
+        state.items.append(PendingRequest(request: request, completion: completion))
+        if request.isLoggingCall { state.eventCount += 1 }
+        state.bytes += cost
+        guard !state.drainScheduled else { return false }
+        state.drainScheduled = true
+        return true
+    }
+
+    // MARK: Sessions
+
+    func suspend(wallMilliseconds: Int64, monotonicNanoseconds: UInt64) {
+        let scheduleDrain = pending.withLock { state -> Bool in
+            guard !state.closed, state.sessions.suspend(monotonicNanoseconds: monotonicNanoseconds) else { return false }
+            return Self.append(.sessionSuspended(state.sessions.current, atMilliseconds: wallMilliseconds), nil, cost: 0, to: &state)
+        }
+        if scheduleDrain { queue.async { self.drain() } }
+    }
+
+    func resume(wallMilliseconds: Int64, monotonicNanoseconds: UInt64) {
+        let scheduleDrain = pending.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            switch state.sessions.resume(monotonicNanoseconds: monotonicNanoseconds, wallMilliseconds: wallMilliseconds) {
+            case .notSuspended, .newSession:
+                return false  // a new session gets its row with its first event
+            case .continued:
+                return Self.append(.sessionResumed(state.sessions.current), nil, cost: 0, to: &state)
+            }
+        }
+        if scheduleDrain { queue.async { self.drain() } }
+    }
+
+    var currentSession: Session { pending.withLock { $0.sessions.current } }
+
+    // MARK: The queue's side
+
+    /// Writes everything waiting, batch after batch, until the in-memory queue is empty.
+    private func drain() {
+        while true {
+            var batch = spare
+            let hasWork = pending.withLock { state -> Bool in
+                guard !state.items.isEmpty else {
+                    state.drainScheduled = false
+                    return false
+                }
+                swap(&state.items, &batch)
+                state.eventCount = 0
+                state.bytes = 0
+                return true
+            }
+            guard hasWork else { return }
+            let statuses = database.write(batch.lazy.map(\.request))
+            var delivered: [(LogCompletion, LogStatus)] = []
+            delivered.reserveCapacity(batch.count)
+            for (item, status) in zip(batch, statuses) where item.request.isLoggingCall {
+                completions.count(status)
+                if let completion = item.completion { delivered.append((completion, status)) }
+            }
+            completions.finish(batch: delivered)
+            batch.removeAll(keepingCapacity: true)
+            spare = batch
+        }
+    }
+
+    /// Runs `body` on the queue after every request queued before this call has been written.
+    func afterPendingWrites(_ body: @escaping @Sendable (DatabaseManager) -> Void) {
+        queue.async {
+            self.drain()
+            body(self.database)
+        }
+    }
+
+    /// Refuses new requests, writes what is queued, closes the database, then calls `completion`.
+    func close(completion: @escaping @Sendable () -> Void) {
+        pending.withLock { $0.closed = true }
+        afterPendingWrites { database in
+            database.close()
+            completion()
+        }
+    }
+
+    var pendingCount: Int { pending.withLock { $0.eventCount } }
+}

@@ -1,0 +1,103 @@
+import CSQLite
+
+/// SQLite's "copy the bytes now" destructor: bound values need not outlive the bind call.
+private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// A prepared statement, reused across executions: bind, step, reset.
+///
+/// Confined, like its connection, to the RequestManager's queue.
+final class SQLiteStatement {
+    let handle: OpaquePointer
+    let sql: String
+    private unowned let connection: SQLiteConnection
+
+    init(handle: OpaquePointer, sql: String, connection: SQLiteConnection) {
+        self.handle = handle
+        self.sql = sql
+        self.connection = connection
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    // MARK: Binding (indexes start at 1, as in SQLite)
+
+    func bind(_ value: Int64, at index: Int32) {
+        sqlite3_bind_int64(handle, index, value)
+    }
+
+    func bind(_ value: String, at index: Int32) {
+        var value = value
+        value.withUTF8 { bytes in
+            bindText(UnsafeRawBufferPointer(bytes), at: index)
+        }
+    }
+
+    private func bindText(_ bytes: UnsafeRawBufferPointer, at index: Int32) {
+        // A non-nil pointer even for empty text: SQLite binds NULL for a nil pointer.
+        let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
+        sqlite3_bind_text(handle, index, base?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), SQLITE_TRANSIENT)
+    }
+
+    /// Binds UTF-8 bytes as TEXT (JSON is stored as text so SQL's JSON functions can read it).
+    func bindText(_ bytes: [UInt8]?, at index: Int32) {
+        guard let bytes else { return bindNull(at: index) }
+        bytes.withUnsafeBytes { bindText($0, at: index) }
+    }
+
+    func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32) {
+        sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), SQLITE_TRANSIENT)
+    }
+
+    func bindNull(at index: Int32) {
+        sqlite3_bind_null(handle, index)
+    }
+
+    // MARK: Execution
+
+    /// Advances the statement. Returns `true` while there is a row to read.
+    func step() throws(StorageError) -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = connection.error(rc, sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Runs a statement that returns no rows, then resets it for the next use.
+    func run() throws(StorageError) {
+        defer { reset() }
+        _ = try step()
+    }
+
+    /// Resets the statement and clears its bindings so no value leaks into the next use.
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    // MARK: Reading columns (indexes start at 0, as in SQLite)
+
+    func int64(at column: Int32) -> Int64 {
+        sqlite3_column_int64(handle, column)
+    }
+
+    func isNull(at column: Int32) -> Bool {
+        sqlite3_column_type(handle, column) == SQLITE_NULL
+    }
+
+    func text(at column: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(handle, column) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    func blob(at column: Int32) -> [UInt8]? {
+        guard let pointer = sqlite3_column_blob(handle, column) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+}

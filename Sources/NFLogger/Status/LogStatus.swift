@@ -1,0 +1,41 @@
+import Foundation
+
+/// What became of one logging call. Every completion handler receives exactly one.
+public enum LogStatus: Sendable, Equatable, CustomStringConvertible {
+    /// The event is committed to the SDK's SQLite database under this id. A crash of the app
+    /// after this point does not lose it; it stays on the device until a collector confirms it.
+    case recorded(UUID)
+    /// The current mode or policy chose not to record the event.
+    case filtered(FilterReason)
+    /// The SDK is in ``LogMode/disabled`` mode; nothing was validated or stored.
+    case disabled
+    /// The event was not recorded; the error says why and what to fix.
+    case failed(NFLoggerError)
+
+    /// `true` for ``recorded(_:)``.
+    public var isRecorded: Bool {
+        if case .recorded = self { return true }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .recorded(let id): "recorded \(id.uuidString.lowercased())"
+        case .filtered(let reason): "filtered (\(reason))"
+        case .disabled: "disabled"
+        case .failed(let error): "failed: \(error)"
+        }
+    }
+}
+
+/// Why an event was filtered rather than recorded.
+public enum FilterReason: Sendable, Equatable, CustomStringConvertible {
+    /// ``LogMode/specific(_:)`` is in force and no pattern of its rules selects the event's name.
+    case notSelected
+
+    public var description: String {
+        switch self {
+        case .notSelected: "not selected by the specific-mode rules"
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+
+/// The one owner of the SQLite connection: opens it (WAL, `synchronous=NORMAL`, busy timeout,
+/// migrations), prepares the tables, and applies batches of ``StorageRequest``s in one
+/// transaction each.
+///
+/// Used only on the RequestManager's serial queue, which is what makes its mutable state safe.
+final class DatabaseManager {
+    let path: String
+    private let busyTimeoutMilliseconds: Int32
+    private let contextJSON: String
+
+    /// Everything that exists only while the database is open.
+    private struct Open {
+        let connection: SQLiteConnection
+        let tables: EventTableFactory
+        let sessions: SessionTable
+    }
+    private var open: Open?
+    /// Row ids known to be committed: a cache, cleared whenever a transaction fails.
+    private var contextRowID: Int64?
+    private var sessionRowIDs: [UUID: Int64] = [:]
+    private(set) var lastError: StorageError?
+
+    init(path: String, busyTimeoutMilliseconds: Int32, properties: StandardProperties) {
+        self.path = path
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        self.contextJSON = properties.canonicalJSON()
+    }
+
+    /// Opens the database if it is not open. Failing is not final: the next call tries again,
+    /// so logging resumes by itself once the cause (a full disk, a locked file) goes away.
+    @discardableResult
+    func openIfNeeded() throws(StorageError) -> SQLiteConnection {
+        try openDatabase().connection
+    }
+
+    private func openDatabase() throws(StorageError) -> Open {
+        if let open { return open }
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw StorageError(code: 14, message: "cannot create the directory \(directory): \(error.localizedDescription)")
+            }
+        }
+        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        let journal = try connection.scalarText("PRAGMA journal_mode = WAL")
+        guard journal?.lowercased() == "wal" else {
+            throw StorageError(code: 1, message: "SQLite refused WAL journaling (journal_mode is \(journal ?? "unknown"))")
+        }
+        try connection.execute("PRAGMA synchronous = NORMAL")
+        try Schema.migrate(connection)
+        let opened = Open(connection: connection,
+                          tables: try EventTableFactory(connection: connection),
+                          sessions: try SessionTable(connection: connection))
+        open = opened
+        return opened
+    }
+
+    /// Closes the connection; the next request reopens it.
+    func close() {
+        open = nil
+        contextRowID = nil
+        sessionRowIDs = [:]
+    }
+
+    /// Applies `requests` in one transaction and returns one status per request, in order.
+    ///
+    /// Either the whole batch commits, and each request gets its own outcome (`.recorded`, or a
+    /// `.failed` that changed nothing, such as ending an unknown span), or nothing does and every
+    /// request gets the storage error.
+    func write(_ requests: some Collection<StorageRequest>) -> [LogStatus] {
+        do throws(StorageError) {
+            let db = try openDatabase()
+            var statuses: [LogStatus] = []
+            statuses.reserveCapacity(requests.count)
+            try db.connection.transaction { () throws(StorageError) in
+                for request in requests {
+                    statuses.append(try apply(request, db))
+                }
+            }
+            lastError = nil
+            return statuses
+        } catch {
+            lastError = error
+            // Row ids learned inside the failed transaction were rolled back with it.
+            contextRowID = nil
+            sessionRowIDs = [:]
+            if error.primaryCode != 5 /* SQLITE_BUSY */ { close() }
+            return Array(repeating: .failed(.storage(error)), count: requests.count)
+        }
+    }
+
+    private func apply(_ request: StorageRequest, _ db: Open) throws(StorageError) -> LogStatus {
+        switch request {
+        case .event(let event):
+            let session = try sessionRowID(event.session, db)
+            try db.tables.table(for: event.draft.kind).insert(event, sessionRowID: session)
+            return .recorded(event.id)
+        case .endSpan(let end):
+            switch try db.tables.spans.end(end) {
+            case .ended: return .recorded(end.id)
+            case .unknown: return .failed(.unknownSpan(end.id))
+            case .alreadyEnded: return .failed(.spanAlreadyEnded(end.id))
+            }
+        case .sessionSuspended(let session, let milliseconds):
+            try db.sessions.setEnded(session, at: milliseconds)
+            return .recorded(session.id)
+        case .sessionResumed(let session):
+            try db.sessions.setEnded(session, at: nil)
+            return .recorded(session.id)
+        }
+    }
+
+    private func sessionRowID(_ session: Session, _ db: Open) throws(StorageError) -> Int64 {
+        if let known = sessionRowIDs[session.id] { return known }
+        let context: Int64
+        if let contextRowID { context = contextRowID } else {
+            context = try db.sessions.contextRowID(properties: contextJSON)
+            contextRowID = context
+        }
+        let rowID = try db.sessions.sessionRowID(session, contextRowID: context)
+        sessionRowIDs[session.id] = rowID
+        return rowID
+    }
+
+    /// What is stored, for diagnostics.
+    func storedCounts() throws(StorageError) -> (points: Int, spans: Int, openSpans: Int) {
+        let db = try openDatabase()
+        return (try db.tables.points.count(), try db.tables.spans.count(), try db.tables.spans.openCount())
+    }
+}

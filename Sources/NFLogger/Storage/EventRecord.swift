@@ -1,0 +1,60 @@
+import Foundation
+
+/// The two kinds of event, each with its own table.
+enum EventKind: String, Sendable {
+    case point
+    case span
+}
+
+/// A validated, time-stamped event that has not yet been given its id and session.
+/// Built on the caller's thread; everything costly about it (validation, JSON) is already done.
+struct EventDraft: Sendable {
+    let kind: EventKind
+    let name: String
+    let type: String
+    /// The parameters as a JSON object, or `nil` when there are none.
+    let parameters: [UInt8]?
+    let wallMilliseconds: Int64
+    let monotonicNanoseconds: UInt64
+
+    /// What this event costs the in-memory queue, for its byte bound.
+    var approximateBytes: Int { 96 + name.utf8.count + type.utf8.count + (parameters?.count ?? 0) }
+}
+
+/// A point event or the start of a span, ready for its table.
+struct EventRecord: Sendable {
+    let id: UUID
+    let session: Session
+    let draft: EventDraft
+}
+
+/// The end of a span, matched to its start by id on the RequestManager's queue.
+struct SpanEnd: Sendable {
+    let id: UUID
+    let parameters: [UInt8]?
+    let wallMilliseconds: Int64
+    let monotonicNanoseconds: UInt64
+}
+
+/// One unit of work for the database, in the order the app made the calls.
+enum StorageRequest: Sendable {
+    case event(EventRecord)
+    case endSpan(SpanEnd)
+    case sessionSuspended(Session, atMilliseconds: Int64)
+    case sessionResumed(Session)
+
+    /// Whether this request answers an app's logging call (and so counts in diagnostics).
+    var isLoggingCall: Bool {
+        switch self {
+        case .event, .endSpan: true
+        case .sessionSuspended, .sessionResumed: false
+        }
+    }
+}
+
+extension UUID {
+    /// The 16 raw bytes, as stored in SQLite BLOB columns.
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        withUnsafeBytes(of: uuid, body)
+    }
+}

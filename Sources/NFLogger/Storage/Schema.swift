@@ -1,0 +1,69 @@
+/// The database schema, as an ordered list of migrations. A database records the last one applied
+/// in `PRAGMA user_version`; opening it applies the rest, each in its own transaction.
+/// Never edit a migration that has shipped: add a new one.
+enum Schema {
+    struct Migration {
+        let version: Int32
+        let name: String
+        let sql: String
+    }
+
+    static let migrations: [Migration] = [
+        Migration(version: 1, name: "point, span, session and context tables", sql: """
+            CREATE TABLE contexts (
+                id INTEGER PRIMARY KEY,
+                properties TEXT NOT NULL UNIQUE
+            );
+            CREATE TABLE sessions (
+                id INTEGER PRIMARY KEY,
+                uuid BLOB NOT NULL UNIQUE,
+                context_id INTEGER NOT NULL REFERENCES contexts(id),
+                started_ms INTEGER NOT NULL,
+                ended_ms INTEGER
+            );
+            CREATE TABLE point_events (
+                id INTEGER PRIMARY KEY,
+                uuid BLOB NOT NULL,
+                session_id INTEGER NOT NULL REFERENCES sessions(id),
+                name TEXT NOT NULL,
+                type TEXT NOT NULL,
+                parameters TEXT,
+                timestamp_ms INTEGER NOT NULL
+            );
+            CREATE TABLE span_events (
+                id INTEGER PRIMARY KEY,
+                uuid BLOB NOT NULL UNIQUE,
+                session_id INTEGER NOT NULL REFERENCES sessions(id),
+                name TEXT NOT NULL,
+                type TEXT NOT NULL,
+                parameters TEXT,
+                start_ms INTEGER NOT NULL,
+                start_mono_ns INTEGER NOT NULL,
+                clock_epoch INTEGER NOT NULL,
+                end_ms INTEGER,
+                duration_ns INTEGER,
+                end_parameters TEXT
+            );
+            """),
+    ]
+
+    static var latestVersion: Int32 { migrations.last?.version ?? 0 }
+
+    /// Brings the database up to ``latestVersion``.
+    /// - Throws: when the database is newer than this SDK, or a migration fails (it is rolled back).
+    static func migrate(_ connection: SQLiteConnection) throws(StorageError) {
+        let current = Int32(truncatingIfNeeded: try connection.scalarInt("PRAGMA user_version"))
+        if current > latestVersion {
+            throw StorageError(code: 1, message: "the database has schema version \(current), newer than this SDK understands (\(latestVersion)); it was written by a newer NFLogger")
+        }
+        for migration in migrations where migration.version > current {
+            try connection.transaction { () throws(StorageError) in
+                // Another process may have migrated while we waited for the write lock.
+                let now = try connection.scalarInt("PRAGMA user_version")
+                guard now < migration.version else { return }
+                try connection.execute(migration.sql)
+                try connection.execute("PRAGMA user_version = \(migration.version)")
+            }
+        }
+    }
+}

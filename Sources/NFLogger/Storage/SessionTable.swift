@@ -1,0 +1,55 @@
+import Foundation
+
+/// `sessions` and `contexts`: every event row points at its session, and every session at the
+/// standard properties it was logged under, so those are stored once rather than per event.
+final class SessionTable {
+    private let insertContext: SQLiteStatement
+    private let findContext: SQLiteStatement
+    private let insertSession: SQLiteStatement
+    private let findSession: SQLiteStatement
+    private let setEnded: SQLiteStatement
+
+    init(connection: SQLiteConnection) throws(StorageError) {
+        insertContext = try connection.prepare("INSERT OR IGNORE INTO contexts (properties) VALUES (?)")
+        findContext = try connection.prepare("SELECT id FROM contexts WHERE properties = ?")
+        insertSession = try connection.prepare("INSERT INTO sessions (uuid, context_id, started_ms) VALUES (?, ?, ?) RETURNING id")
+        findSession = try connection.prepare("SELECT id FROM sessions WHERE uuid = ?")
+        setEnded = try connection.prepare("UPDATE sessions SET ended_ms = ? WHERE uuid = ?")
+    }
+
+    /// The row id of the context with these properties, inserting it if it is new.
+    func contextRowID(properties json: String) throws(StorageError) -> Int64 {
+        insertContext.bind(json, at: 1)
+        try insertContext.run()
+        defer { findContext.reset() }
+        findContext.bind(json, at: 1)
+        guard try findContext.step() else {
+            throw StorageError(code: 1, message: "the context row vanished after insertion")
+        }
+        return findContext.int64(at: 0)
+    }
+
+    /// The row id of `session`, inserting it if it has no row yet.
+    func sessionRowID(_ session: Session, contextRowID: Int64) throws(StorageError) -> Int64 {
+        do {
+            defer { findSession.reset() }
+            session.id.withBytes { findSession.bindBlob($0, at: 1) }
+            if try findSession.step() { return findSession.int64(at: 0) }
+        }
+        defer { insertSession.reset() }
+        session.id.withBytes { insertSession.bindBlob($0, at: 1) }
+        insertSession.bind(contextRowID, at: 2)
+        insertSession.bind(session.startedMilliseconds, at: 3)
+        guard try insertSession.step() else {
+            throw StorageError(code: 1, message: "inserting a session returned no row id")
+        }
+        return insertSession.int64(at: 0)
+    }
+
+    /// Records when the session went to the background (`nil`: it came back and goes on).
+    func setEnded(_ session: Session, at milliseconds: Int64?) throws(StorageError) {
+        if let milliseconds { setEnded.bind(milliseconds, at: 1) } else { setEnded.bindNull(at: 1) }
+        session.id.withBytes { setEnded.bindBlob($0, at: 2) }
+        try setEnded.run()
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+@testable import NFLogger
+
+@Suite("Configuration files")
+struct ConfigurationFileTests {
+    static var valid: [String: Any] { [
+        "app_key": "k-123", "tenant_id": "acme",
+        "upload_url": "https://collector.example.com/v1/events",
+        "policy_url": "https://collector.example.com/v1/policy",
+        "database_path": "data/events.sqlite",
+        "app_id": "com.example.app", "app_version": "1.4.2",
+    ] }
+
+    func write(_ object: [String: Any], in directory: TemporaryDirectory) throws -> URL {
+        let url = directory.url.appendingPathComponent("nflogger.json")
+        try JSONSerialization.data(withJSONObject: object).write(to: url)
+        return url
+    }
+
+    func load(_ object: [String: Any]) throws(ConfigurationError) -> Configuration {
+        let directory = TemporaryDirectory()
+        let url: URL
+        do { url = try write(object, in: directory) } catch { fatalErrorInTest("cannot write the fixture: \(error)") }
+        return try Configuration(contentsOf: url)
+    }
+
+    @Test("A valid file gives every field; a relative database path is resolved against the file")
+    func validFile() throws {
+        let directory = TemporaryDirectory()
+        var object = Self.valid
+        object["mode"] = "specific"
+        object["specific_patterns"] = ["ui.**", "net.*"]
+        object["limits"] = ["max_parameters_bytes": 1024, "max_pending_events": 500]
+        let configuration = try Configuration(contentsOf: write(object, in: directory))
+        #expect(configuration.appKey == "k-123")
+        #expect(configuration.tenantID == "acme")
+        #expect(configuration.uploadURL?.absoluteString == "https://collector.example.com/v1/events")
+        #expect(configuration.policyURL?.absoluteString == "https://collector.example.com/v1/policy")
+        #expect(configuration.databaseURL.path == directory.url.appendingPathComponent("data/events.sqlite").path)
+        #expect(configuration.appID == "com.example.app" && configuration.appVersion == "1.4.2")
+        #expect(configuration.mode == .specific(try EventRules(allow: ["ui.**", "net.*"])))
+        #expect(configuration.limits.maxParametersBytes == 1024 && configuration.limits.maxPendingEvents == 500)
+        // And it works.
+        let logger = try NFLogger(configuration: configuration)
+        _ = logger
+    }
+
+    @Test("A missing file names the path")
+    func missingFile() {
+        let path = "/nonexistent/nflogger-\(UUID().uuidString).json"
+        #expect(throws: ConfigurationError.fileNotFound(path: path)) {
+            try Configuration(contentsOf: URL(fileURLWithPath: path))
+        }
+    }
+
+    @Test("Invalid JSON is reported as such")
+    func invalidJSON() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.url.appendingPathComponent("broken.json")
+        try Data("{ \"app_key\": ".utf8).write(to: url)
+        #expect {
+            try Configuration(contentsOf: url)
+        } throws: { error in
+            guard case ConfigurationError.invalidJSON(let path, _) = error else { return false }
+            return path == url.path
+        }
+        try Data("[1, 2]".utf8).write(to: url)
+        #expect(throws: ConfigurationError.invalidJSON(path: url.path, reason: "the top level must be an object")) {
+            try Configuration(contentsOf: url)
+        }
+    }
+
+    @Test("Each required field, when missing, is named", arguments: ["app_key", "tenant_id", "upload_url", "policy_url", "database_path"])
+    func missingField(field: String) {
+        var object = Self.valid
+        object.removeValue(forKey: field)
+        #expect(throws: ConfigurationError.missingField(field)) { try load(object) }
+    }
+
+    @Test("Bad fields are named", arguments: [
+        ("upload_url", #""ftp://example.com/x""#),
+        ("policy_url", #""not a url at all""#),
+        ("app_key", "42"),
+        ("app_key", #""""#),
+        ("database_path", #"["x"]"#),
+        ("mode", #""loud""#),
+        ("app_version", #""""#),
+    ])
+    func badField(field: String, json: String) throws {
+        var object = Self.valid
+        object[field] = try JSONSerialization.jsonObject(with: Data(json.utf8), options: .fragmentsAllowed)
+        #expect {
+            try load(object)
+        } throws: { error in
+            guard case ConfigurationError.invalidField(let named, _) = error else { return false }
+            return named == field
+        }
+    }
+
+    @Test("Nested and pattern fields are named with their path")
+    func nestedFields() {
+        var object = Self.valid
+        object["limits"] = ["max_pending_events": 1.5]
+        #expect(throws: ConfigurationError.invalidField("limits.max_pending_events", reason: "must be a whole number")) { try load(object) }
+        object["limits"] = ["max_pending_events": 0]
+        #expect(throws: ConfigurationError.invalidField("limits.max_pending_events", reason: "must be at least 1")) { try load(object) }
+        object["limits"] = ["max_pending_event": 10]
+        #expect(throws: ConfigurationError.unknownField("limits.max_pending_event")) { try load(object) }
+        object["limits"] = nil
+        object["mode"] = "specific"
+        #expect(throws: ConfigurationError.missingField("specific_patterns")) { try load(object) }
+        object["specific_patterns"] = ["ui..tap"]
+        #expect {
+            try load(object)
+        } throws: { error in
+            guard case ConfigurationError.invalidField("specific_patterns", let reason) = error else { return false }
+            return reason.contains("ui..tap")
+        }
+    }
+
+    @Test("An unknown field is rejected, naming it")
+    func unknownField() {
+        var object = Self.valid
+        object["databse_path"] = "typo.sqlite"
+        #expect(throws: ConfigurationError.unknownField("databse_path")) { try load(object) }
+    }
+
+    @Test("Limits set in code are checked when the logger is created")
+    func codeLimits() {
+        let directory = TemporaryDirectory()
+        var configuration = directory.configuration()
+        configuration.limits.maxPendingEvents = 0
+        #expect(throws: ConfigurationError.invalidField("limits.max_pending_events", reason: "must be at least 1")) {
+            try NFLogger(configuration: configuration)
+        }
+        configuration = directory.configuration()
+        configuration.uploadURL = URL(string: "mailto:someone@example.com")
+        #expect(throws: ConfigurationError.self) { try NFLogger(configuration: configuration) }
+    }
+}
+
+/// Stops a test that cannot set up its own fixture.
+func fatalErrorInTest(_ message: String) -> Never {
+    Issue.record(Comment(rawValue: message))
+    preconditionFailure(message)
+}

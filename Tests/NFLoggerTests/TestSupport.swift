@@ -1,0 +1,132 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import NFLogger
+
+/// A fresh directory under the system's temporary directory, removed when the value is released.
+final class TemporaryDirectory: Sendable {
+    let url: URL
+
+    init() {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("nflogger-tests-\(UUID().uuidString)", isDirectory: true)
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    var databaseURL: URL { url.appendingPathComponent("events.sqlite") }
+
+    func configuration(mode: LogMode = .active) -> Configuration {
+        var configuration = Configuration(databaseURL: databaseURL, appID: "com.example.tests", appVersion: "1.0.0")
+        configuration.mode = mode
+        return configuration
+    }
+}
+
+/// Reads the database with plain SQL, through a connection of its own, as an outside observer would.
+struct DatabaseReader {
+    let connection: SQLiteConnection
+
+    init(_ url: URL) throws {
+        connection = try SQLiteConnection(path: url.path, busyTimeoutMilliseconds: 5_000)
+    }
+
+    func int(_ sql: String) throws -> Int { Int(try connection.scalarInt(sql)) }
+
+    /// Every row of `sql` as column name → value (Int64, String, [UInt8] or nil).
+    func rows(_ sql: String) throws -> [[String: Any?]] {
+        let statement = try connection.prepare(sql)
+        var rows: [[String: Any?]] = []
+        let columns = sqlite3ColumnNames(statement)
+        while try statement.step() {
+            var row: [String: Any?] = [:]
+            for (index, name) in columns.enumerated() {
+                let column = Int32(index)
+                switch sqlite3ColumnType(statement, column) {
+                case .null: row[name] = .some(nil)
+                case .integer: row[name] = statement.int64(at: column)
+                case .text: row[name] = statement.text(at: column)
+                case .blob: row[name] = statement.blob(at: column)
+                }
+            }
+            rows.append(row)
+        }
+        return rows
+    }
+}
+
+/// Collects completion statuses from any thread and lets a test wait for a number of them.
+final class StatusLog: Sendable {
+    private struct State {
+        var statuses: [LogStatus] = []
+        var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
+    }
+    private let state = Mutex(State())
+
+    var completion: LogCompletion {
+        { status in self.append(status) }
+    }
+
+    func append(_ status: LogStatus) {
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.statuses.append(status)
+            let count = state.statuses.count
+            let ready = state.waiters.filter { $0.0 <= count }.map(\.1)
+            state.waiters.removeAll { $0.0 <= count }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    var statuses: [LogStatus] { state.withLock { $0.statuses } }
+
+    /// Waits until at least `count` statuses have arrived.
+    func wait(for count: Int) async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                if state.statuses.count >= count { return true }
+                state.waiters.append((count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+}
+
+/// A clock the test moves by hand.
+final class ManualClock: EventClock {
+    private let now = Mutex<(wall: Int64, mono: UInt64)>((1_750_000_000_000, 1_000_000_000))
+
+    func wallMilliseconds() -> Int64 { now.withLock { $0.wall } }
+    func monotonicNanoseconds() -> UInt64 { now.withLock { $0.mono } }
+
+    func advance(_ duration: Duration) {
+        now.withLock {
+            $0.wall += duration.milliseconds
+            $0.mono += duration.nanoseconds
+        }
+    }
+}
+
+extension LogStatus {
+    var recordedID: UUID? {
+        if case .recorded(let id) = self { return id }
+        return nil
+    }
+
+    var failure: NFLoggerError? {
+        if case .failed(let error) = self { return error }
+        return nil
+    }
+}
+
+extension UUID {
+    var bytes: [UInt8] { withBytes { Array($0) } }
+}
+
+/// Parses stored JSON text.
+func jsonObject(_ text: Any??) throws -> [String: Any] {
+    guard case let text as String = text ?? nil else { return [:] }
+    return try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+}
