@@ -1,11 +1,14 @@
 import Foundation
+import Synchronization
 import Testing
 import NFLogger
 
 @Suite("The README's integration example")
 struct ReadmeExampleTests {
+    /// Synchronous, like the button handler the README has in mind: in `async` code the same
+    /// lines would pick the `async` twins.
     @Test("compiles and does what the README says")
-    func example() async throws {
+    func example() throws {
         let directory = TemporaryDirectory()
         let databaseURL = directory.databaseURL
         // README example start
@@ -15,7 +18,14 @@ struct ReadmeExampleTests {
         let request = logger.startEvent(name: "net.request", parameters: ["path": "/cart"])
         request.end(parameters: ["status": 200])
         // README example end
-        let diagnostics = await logger.diagnostics()
+        let done = DispatchSemaphore(value: 0)
+        let snapshot = Mutex<Diagnostics?>(nil)
+        logger.diagnostics { diagnostics in
+            snapshot.withLock { $0 = diagnostics }
+            done.signal()
+        }
+        done.wait()
+        let diagnostics = try #require(snapshot.withLock { $0 })
         #expect(diagnostics.recorded == 3)
         #expect(diagnostics.storedPointEvents == 1 && diagnostics.storedSpanEvents == 1 && diagnostics.openSpans == 0)
     }
