@@ -119,6 +119,35 @@ struct ConfigurationFileTests {
         }
     }
 
+    @Test("An absurd idle timeout is an error, not a crash")
+    func hugeIdleTimeout() {
+        for value in [1e300, -1.0, 1e12] {
+            var object = Self.valid
+            object["session_idle_timeout_s"] = value
+            #expect {
+                try load(object)
+            } throws: { error in
+                guard case ConfigurationError.invalidField("session_idle_timeout_s", _) = error else { return false }
+                return true
+            }
+        }
+    }
+
+    @Test("specific_patterns must come with mode specific, and must not be empty")
+    func patternsWithoutSpecificMode() {
+        var object = Self.valid
+        object["specific_patterns"] = ["ui.*"]
+        #expect(throws: ConfigurationError.invalidField("specific_patterns", reason: "is only used with \"mode\": \"specific\"")) { try load(object) }
+        object["mode"] = "specific"
+        object["specific_patterns"] = [String]()
+        #expect {
+            try load(object)
+        } throws: { error in
+            guard case ConfigurationError.invalidField("specific_patterns", _) = error else { return false }
+            return true
+        }
+    }
+
     @Test("An unknown field is rejected, naming it")
     func unknownField() {
         var object = Self.valid

@@ -189,4 +189,69 @@ struct StorageTests {
             .rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").compactMap { $0["name"] as? String }
         #expect(tables == ["contexts", "point_events", "sessions", "span_events"])
     }
+
+    @Test("A row SQLite refuses fails alone; the rest of its drain is recorded")
+    func oneBadRow() async throws {
+        let directory = TemporaryDirectory()
+        var configuration = directory.configuration()
+        configuration.limits.maxPendingEvents = 1_000
+        let logger = try NFLogger(configuration: configuration)
+        #expect(await logger.logEvent(name: "warm.up").isRecorded)  // creates the schema
+        do {  // A fault injected on purpose: the database refuses one name.
+            let connection = try SQLiteConnection(path: directory.databaseURL.path, busyTimeoutMilliseconds: 1_000)
+            try connection.execute("""
+                CREATE TRIGGER refuse_boom BEFORE INSERT ON point_events WHEN NEW.name = 'boom'
+                BEGIN SELECT RAISE(ABORT, 'boom is refused'); END
+                """)
+        }
+        let log = StatusLog()
+        // Queued back to back, so they share a drain (and would share a transaction).
+        for name in ["good.one", "good.two", "boom", "good.three"] { logger.logEvent(name: name, completion: log.completion) }
+        let span = logger.startEvent(name: "good.span", completion: log.completion)
+        await log.wait(for: 5)
+        let statuses = log.statuses
+        #expect(statuses.filter(\.isRecorded).count == 4)
+        let failures = statuses.compactMap(\.failure)
+        #expect(failures.count == 1)
+        if case .storage(let error)? = failures.first {
+            #expect(error.primaryCode == 19 && error.message.contains("boom is refused"))
+        } else {
+            Issue.record("expected a storage failure for boom, got \(failures)")
+        }
+        #expect(await span.end() == .recorded(span.id))
+        let names = try DatabaseReader(directory.databaseURL).rows("SELECT name FROM point_events ORDER BY id").compactMap { $0["name"] as? String }
+        #expect(names == ["warm.up", "good.one", "good.two", "good.three"])
+    }
+
+    @Test("When the database cannot be opened, calls fail with a storage error; logging resumes by itself")
+    func recoversAfterOpenFailure() async throws {
+        let directory = TemporaryDirectory()
+        // A fault injected on purpose: a directory sits where the database file should be.
+        try FileManager.default.createDirectory(at: directory.databaseURL, withIntermediateDirectories: true)
+        let logger = try NFLogger(configuration: directory.configuration())
+        let status = await logger.logEvent(name: "ui.tap")
+        guard case .failed(.storage(let error)) = status else {
+            Issue.record("expected a storage failure, got \(status)")
+            return
+        }
+        #expect(await logger.diagnostics().lastStorageError == error)
+        try FileManager.default.removeItem(at: directory.databaseURL)
+        #expect(await logger.logEvent(name: "ui.tap").isRecorded)
+        let diagnostics = await logger.diagnostics()
+        #expect(diagnostics.storedPointEvents == 1 && diagnostics.lastStorageError == nil)
+    }
+
+    @Test("A closed logger does not reopen its database, even for diagnostics")
+    func closedStaysClosed() async throws {
+        let directory = TemporaryDirectory()
+        let logger = try NFLogger(configuration: directory.configuration())
+        #expect(await logger.logEvent(name: "ui.tap").isRecorded)
+        await logger.close()
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: directory.databaseURL.path + suffix)
+        }
+        _ = await logger.diagnostics()
+        #expect(await logger.logEvent(name: "ui.tap") == .failed(.closed))
+        #expect(!FileManager.default.fileExists(atPath: directory.databaseURL.path))
+    }
 }

@@ -19,6 +19,9 @@ struct TagPatternTests {
         ("*.*", "a.b", true), ("*.*", "a", false),
         ("a.**.**.b", "a.b", true), ("a.**.**.b", "a.x.y.b", true),
         ("x-1.y_2", "x-1.y_2", true),
+        // Every `**` is "zero or more parts", also when repeated or inside braces (fluentd's
+        // regex translation needs one more part in these corners; we follow the rule as stated).
+        ("a.**.**", "a", true), ("a.{b,**}", "a", true), ("a.{b,**}", "a.c.d", true), ("b.{**.a,b}", "b.a", true),
     ])
     func matching(pattern: String, name: String, expected: Bool) throws {
         #expect(try TagPattern(pattern).matches(name) == expected, "\(pattern) vs \(name)")

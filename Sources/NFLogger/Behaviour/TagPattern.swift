@@ -8,6 +8,10 @@
 /// - `{x,y}` matches either alternative, which may themselves contain dots and wildcards:
 ///   `{ui,net}.*`, `app.{launch,stop}`.
 ///
+/// Braces are expanded first, and every `**` then means "zero or more parts", also when
+/// repeated: `a.**.**` is `a.**`, and `a.{b,**}` matches `a`. (fluentd's regex translation
+/// needs one more part in those two corners; NFLogger follows the rule as stated.)
+///
 /// Invalid patterns (an empty string, an empty part as in `a..b`, `**` inside a part,
 /// unbalanced braces, characters other than letters, digits, `_`, `-`) are rejected when the
 /// pattern is created, never at match time.

@@ -1,6 +1,9 @@
 import Foundation
 
 extension Configuration {
+    /// A week: longer idle timeouts are almost certainly a unit mistake.
+    static let maxIdleTimeoutSeconds = 7.0 * 24 * 3600
+
     /// Loads a configuration from a JSON file, the drop-in file an operator hands to app
     /// developers:
     ///
@@ -60,11 +63,18 @@ extension Configuration {
         policyURL = try fields.requiredURL("policy_url")
 
         let patterns = try fields.stringArray("specific_patterns")
-        switch try fields.string("mode") {
+        let modeName = try fields.string("mode")
+        if patterns != nil && modeName != "specific" {
+            throw .invalidField("specific_patterns", reason: "is only used with \"mode\": \"specific\"")
+        }
+        switch modeName {
         case nil, "active": mode = .active
         case "disabled": mode = .disabled
         case "specific":
             guard let patterns else { throw .missingField("specific_patterns") }
+            guard !patterns.isEmpty else {
+                throw .invalidField("specific_patterns", reason: "must list at least one pattern (an empty list would record nothing)")
+            }
             do { mode = .specific(try EventRules(allow: patterns)) } catch {
                 throw .invalidField("specific_patterns", reason: "has \(error)")
             }
@@ -72,6 +82,9 @@ extension Configuration {
             throw .invalidField("mode", reason: "must be \"disabled\", \"active\" or \"specific\", got \"\(other)\"")
         }
         if let seconds = try fields.number("session_idle_timeout_s") {
+            guard (0...Self.maxIdleTimeoutSeconds).contains(seconds) else {
+                throw .invalidField("session_idle_timeout_s", reason: "must be between 0 and \(Int(Self.maxIdleTimeoutSeconds)) seconds")
+            }
             sessionIdleTimeout = .milliseconds(Int64(seconds * 1_000))
         }
         if let limits = try fields.object("limits") {

@@ -39,8 +39,9 @@ public struct Configuration: Sendable {
 
     /// Bounds that keep the SDK's cost predictable.
     public struct Limits: Sendable, Equatable {
-        /// The largest parameters object accepted, in bytes of JSON. Default: 32 KiB.
+        /// The largest parameters object accepted, in bytes of JSON. Default: 32 KiB; at most 4 MiB.
         public var maxParametersBytes = 32 * 1024
+        static let maxParametersBytesCeiling = 4 * 1024 * 1024
         /// How many calls may wait in memory for the database before new ones complete with
         /// ``NFLoggerError/backpressure(pendingEvents:pendingBytes:)``. Default: 20,000.
         public var maxPendingEvents = 20_000
@@ -70,13 +71,18 @@ public struct Configuration: Sendable {
         if let appKey, appKey.isEmpty { throw .invalidField("app_key", reason: "must not be empty") }
         if let uploadURL { try Self.checkHTTP(uploadURL, field: "upload_url") }
         if let policyURL { try Self.checkHTTP(policyURL, field: "policy_url") }
-        if limits.maxParametersBytes < 2 {
-            throw .invalidField("limits.max_parameters_bytes", reason: "must be at least 2")
+        if limits.maxParametersBytes < 2 || limits.maxParametersBytes > Limits.maxParametersBytesCeiling {
+            throw .invalidField("limits.max_parameters_bytes", reason: "must be between 2 and \(Limits.maxParametersBytesCeiling)")
         }
         if limits.maxPendingEvents < 1 { throw .invalidField("limits.max_pending_events", reason: "must be at least 1") }
-        if limits.maxPendingBytes < 1024 { throw .invalidField("limits.max_pending_bytes", reason: "must be at least 1024") }
+        if limits.maxPendingBytes < 2 * limits.maxParametersBytes + 1024 {
+            // Otherwise an event with maximal parameters could never be queued.
+            throw .invalidField("limits.max_pending_bytes", reason: "must be at least twice limits.max_parameters_bytes plus 1024")
+        }
         if limits.busyTimeout < .zero { throw .invalidField("limits.busy_timeout_ms", reason: "must not be negative") }
-        if sessionIdleTimeout < .zero { throw .invalidField("session_idle_timeout_s", reason: "must not be negative") }
+        if sessionIdleTimeout < .zero || sessionIdleTimeout > .seconds(Configuration.maxIdleTimeoutSeconds) {
+            throw .invalidField("session_idle_timeout_s", reason: "must be between 0 and \(Int(Configuration.maxIdleTimeoutSeconds)) seconds")
+        }
     }
 
     static func checkHTTP(_ url: URL, field: String) throws(ConfigurationError) {
@@ -88,14 +94,22 @@ public struct Configuration: Sendable {
 }
 
 extension Duration {
+    /// Whole milliseconds, saturating at the bounds of `Int64` instead of wrapping.
     var milliseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds &* 1_000 &+ attoseconds / 1_000_000_000_000_000
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        let (sum, overflow2) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        return overflow2 ? (seconds < 0 ? .min : .max) : sum
     }
 
+    /// Whole nanoseconds, 0 for negative durations, saturating at `UInt64.max`.
     var nanoseconds: UInt64 {
         let (seconds, attoseconds) = components
-        guard seconds >= 0 else { return 0 }
-        return UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        let (scaled, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return .max }
+        let (sum, overflow2) = scaled.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
+        return overflow2 ? .max : sum
     }
 }

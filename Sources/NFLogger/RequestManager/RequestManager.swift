@@ -29,6 +29,9 @@ final class RequestManager: @unchecked Sendable {
         var items: [PendingRequest] = []
         var eventCount = 0
         var bytes = 0
+        /// The batch being written now still occupies memory, so it counts against the bound.
+        var inFlightEvents = 0
+        var inFlightBytes = 0
         var drainScheduled = false
         var closed = false
         var ids = EventIDGenerator()
@@ -89,8 +92,10 @@ final class RequestManager: @unchecked Sendable {
 
     private func refusal(_ state: PendingState, cost: Int) -> NFLoggerError? {
         if state.closed { return .closed }
-        if state.eventCount >= maxPendingEvents || state.bytes + cost > maxPendingBytes {
-            return .backpressure(pendingEvents: state.eventCount, pendingBytes: state.bytes)
+        let events = state.eventCount + state.inFlightEvents
+        let bytes = state.bytes + state.inFlightBytes
+        if events >= maxPendingEvents || bytes + cost > maxPendingBytes {
+            return .backpressure(pendingEvents: events, pendingBytes: bytes)
         }
         return nil
     }
@@ -136,18 +141,24 @@ final class RequestManager: @unchecked Sendable {
     /// Writes everything waiting, batch after batch, until the in-memory queue is empty.
     private func drain() {
         while true {
-            var batch = spare
+            // Move the reusable buffer out of `spare` (not copy it), so the one handed to the
+            // callers' side is uniquely referenced and their appends never copy it.
+            var batch: [PendingRequest] = []
+            swap(&batch, &spare)
             let hasWork = pending.withLock { state -> Bool in
                 guard !state.items.isEmpty else {
                     state.drainScheduled = false
                     return false
                 }
                 swap(&state.items, &batch)
-                state.eventCount = 0
-                state.bytes = 0
+                (state.inFlightEvents, state.inFlightBytes) = (state.eventCount, state.bytes)
+                (state.eventCount, state.bytes) = (0, 0)
                 return true
             }
-            guard hasWork else { return }
+            guard hasWork else {
+                spare = batch
+                return
+            }
             let statuses = database.write(batch.lazy.map(\.request))
             var delivered: [(LogCompletion, LogStatus)] = []
             delivered.reserveCapacity(batch.count)
@@ -156,6 +167,7 @@ final class RequestManager: @unchecked Sendable {
                 if let completion = item.completion { delivered.append((completion, status)) }
             }
             completions.finish(batch: delivered)
+            pending.withLock { ($0.inFlightEvents, $0.inFlightBytes) = (0, 0) }
             batch.removeAll(keepingCapacity: true)
             spare = batch
         }

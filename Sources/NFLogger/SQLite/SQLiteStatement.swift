@@ -20,36 +20,46 @@ final class SQLiteStatement {
     deinit { sqlite3_finalize(handle) }
 
     // MARK: Binding (indexes start at 1, as in SQLite)
+    //
+    // Every bind checks SQLite's answer: a value SQLite refuses (SQLITE_TOOBIG, SQLITE_RANGE)
+    // must fail the write, not silently store NULL.
 
-    func bind(_ value: Int64, at index: Int32) {
-        sqlite3_bind_int64(handle, index, value)
+    func bind(_ value: Int64, at index: Int32) throws(StorageError) {
+        try check(sqlite3_bind_int64(handle, index, value))
     }
 
-    func bind(_ value: String, at index: Int32) {
+    func bind(_ value: String, at index: Int32) throws(StorageError) {
         var value = value
-        value.withUTF8 { bytes in
-            bindText(UnsafeRawBufferPointer(bytes), at: index)
-        }
-    }
-
-    private func bindText(_ bytes: UnsafeRawBufferPointer, at index: Int32) {
-        // A non-nil pointer even for empty text: SQLite binds NULL for a nil pointer.
-        let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
-        sqlite3_bind_text(handle, index, base?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), SQLITE_TRANSIENT)
+        try check(value.withUTF8 { bindText(UnsafeRawBufferPointer($0), at: index) })
     }
 
     /// Binds UTF-8 bytes as TEXT (JSON is stored as text so SQL's JSON functions can read it).
-    func bindText(_ bytes: [UInt8]?, at index: Int32) {
-        guard let bytes else { return bindNull(at: index) }
-        bytes.withUnsafeBytes { bindText($0, at: index) }
+    func bindText(_ bytes: [UInt8]?, at index: Int32) throws(StorageError) {
+        guard let bytes else { return try bindNull(at: index) }
+        try check(bytes.withUnsafeBytes { bindText($0, at: index) })
     }
 
-    func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32) {
-        sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), SQLITE_TRANSIENT)
+    /// Returns SQLite's result code; the callers check it outside the buffer's closure.
+    private func bindText(_ bytes: UnsafeRawBufferPointer, at index: Int32) -> Int32 {
+        guard let length = Int32(exactly: bytes.count) else { return SQLITE_TOOBIG }
+        // A non-nil pointer even for empty text: SQLite binds NULL for a nil pointer.
+        let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
+        return sqlite3_bind_text(handle, index, base?.assumingMemoryBound(to: CChar.self), length, SQLITE_TRANSIENT)
     }
 
-    func bindNull(at index: Int32) {
-        sqlite3_bind_null(handle, index)
+    func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws(StorageError) {
+        guard let length = Int32(exactly: bytes.count) else { return try check(SQLITE_TOOBIG) }
+        try check(sqlite3_bind_blob(handle, index, bytes.baseAddress, length, SQLITE_TRANSIENT))
+    }
+
+    func bindNull(at index: Int32) throws(StorageError) {
+        try check(sqlite3_bind_null(handle, index))
+    }
+
+    private func check(_ rc: Int32) throws(StorageError) {
+        guard rc != SQLITE_OK else { return }
+        if rc == SQLITE_TOOBIG { throw StorageError(code: rc, message: "a value is too big to store", statement: sql) }
+        throw connection.error(rc, sql)
     }
 
     // MARK: Execution

@@ -19,6 +19,15 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         return text
     }
 
+    /// Whether SQLite refused one row (a constraint, a value too big or of the wrong type)
+    /// rather than the database as a whole.
+    var isAboutOneRow: Bool {
+        switch primaryCode {
+        case 18 /* TOOBIG */, 19 /* CONSTRAINT */, 20 /* MISMATCH */, 25 /* RANGE */: true
+        default: false
+        }
+    }
+
     init(code: Int32, message: String, statement: String? = nil) {
         self.code = code
         self.message = message

@@ -21,6 +21,8 @@ final class DatabaseManager {
     private var contextRowID: Int64?
     private var sessionRowIDs: [UUID: Int64] = [:]
     private(set) var lastError: StorageError?
+    /// Set by ``close()``: a closed manager never reopens the file.
+    private var isClosed = false
 
     init(path: String, busyTimeoutMilliseconds: Int32, properties: StandardProperties) {
         self.path = path
@@ -37,6 +39,7 @@ final class DatabaseManager {
 
     private func openDatabase() throws(StorageError) -> Open {
         if let open { return open }
+        if isClosed { throw StorageError(code: 21, message: "the database was closed with the logger") }
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
             do {
@@ -59,9 +62,20 @@ final class DatabaseManager {
         return opened
     }
 
-    /// Closes the connection; the next request reopens it.
+    /// Closes the connection for good, as the logger closes.
     func close() {
+        isClosed = true
+        dropConnection()
+    }
+
+    /// Drops the connection after a failure; the next request reopens the file.
+    private func dropConnection() {
         open = nil
+        forgetUncommittedRowIDs()
+    }
+
+    /// Row ids learned inside a failed transaction were rolled back with it.
+    private func forgetUncommittedRowIDs() {
         contextRowID = nil
         sessionRowIDs = [:]
     }
@@ -69,8 +83,10 @@ final class DatabaseManager {
     /// Applies `requests` in one transaction and returns one status per request, in order.
     ///
     /// Either the whole batch commits, and each request gets its own outcome (`.recorded`, or a
-    /// `.failed` that changed nothing, such as ending an unknown span), or nothing does and every
-    /// request gets the storage error.
+    /// `.failed` that changed nothing, such as ending an unknown span), or nothing does. Then, if
+    /// SQLite refused one row (a constraint, a value too big), each request is retried in a
+    /// transaction of its own so the others are not failed with it; if the database as a whole
+    /// failed (full, read-only, busy, damaged), every request gets that storage error.
     func write(_ requests: some Collection<StorageRequest>) -> [LogStatus] {
         do throws(StorageError) {
             let db = try openDatabase()
@@ -84,11 +100,12 @@ final class DatabaseManager {
             lastError = nil
             return statuses
         } catch {
+            forgetUncommittedRowIDs()
+            if requests.count > 1 && error.isAboutOneRow {
+                return requests.map { write(CollectionOfOne($0))[0] }
+            }
             lastError = error
-            // Row ids learned inside the failed transaction were rolled back with it.
-            contextRowID = nil
-            sessionRowIDs = [:]
-            if error.primaryCode != 5 /* SQLITE_BUSY */ { close() }
+            if error.primaryCode != 5 /* SQLITE_BUSY: the connection is fine, just wait */ { dropConnection() }
             return Array(repeating: .failed(.storage(error)), count: requests.count)
         }
     }

@@ -58,3 +58,14 @@ extension UUID {
         withUnsafeBytes(of: uuid, body)
     }
 }
+
+extension SQLiteStatement {
+    /// Binds a UUID as its 16 raw bytes.
+    func bind(_ id: UUID, at index: Int32) throws(StorageError) {
+        var failure: StorageError?
+        withUnsafeBytes(of: id.uuid) { bytes in
+            do throws(StorageError) { try bindBlob(bytes, at: index) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+}

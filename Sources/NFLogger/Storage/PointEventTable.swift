@@ -13,14 +13,8 @@ final class PointEventTable: EventTable {
     }
 
     func insert(_ event: EventRecord, sessionRowID: Int64) throws(StorageError) {
-        let statement = insertStatement
-        event.id.withBytes { statement.bindBlob($0, at: 1) }
-        statement.bind(sessionRowID, at: 2)
-        statement.bind(event.draft.name, at: 3)
-        statement.bind(event.draft.type, at: 4)
-        statement.bindText(event.draft.parameters, at: 5)
-        statement.bind(event.draft.wallMilliseconds, at: 6)
-        try statement.run()
+        try insertStatement.bindCommonColumns(of: event, sessionRowID: sessionRowID)
+        try insertStatement.run()
     }
 
     func count() throws(StorageError) -> Int {

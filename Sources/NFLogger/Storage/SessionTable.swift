@@ -19,10 +19,10 @@ final class SessionTable {
 
     /// The row id of the context with these properties, inserting it if it is new.
     func contextRowID(properties json: String) throws(StorageError) -> Int64 {
-        insertContext.bind(json, at: 1)
+        try insertContext.bind(json, at: 1)
         try insertContext.run()
         defer { findContext.reset() }
-        findContext.bind(json, at: 1)
+        try findContext.bind(json, at: 1)
         guard try findContext.step() else {
             throw StorageError(code: 1, message: "the context row vanished after insertion")
         }
@@ -33,13 +33,13 @@ final class SessionTable {
     func sessionRowID(_ session: Session, contextRowID: Int64) throws(StorageError) -> Int64 {
         do {
             defer { findSession.reset() }
-            session.id.withBytes { findSession.bindBlob($0, at: 1) }
+            try findSession.bind(session.id, at: 1)
             if try findSession.step() { return findSession.int64(at: 0) }
         }
         defer { insertSession.reset() }
-        session.id.withBytes { insertSession.bindBlob($0, at: 1) }
-        insertSession.bind(contextRowID, at: 2)
-        insertSession.bind(session.startedMilliseconds, at: 3)
+        try insertSession.bind(session.id, at: 1)
+        try insertSession.bind(contextRowID, at: 2)
+        try insertSession.bind(session.startedMilliseconds, at: 3)
         guard try insertSession.step() else {
             throw StorageError(code: 1, message: "inserting a session returned no row id")
         }
@@ -48,8 +48,8 @@ final class SessionTable {
 
     /// Records when the session went to the background (`nil`: it came back and goes on).
     func setEnded(_ session: Session, at milliseconds: Int64?) throws(StorageError) {
-        if let milliseconds { setEnded.bind(milliseconds, at: 1) } else { setEnded.bindNull(at: 1) }
-        session.id.withBytes { setEnded.bindBlob($0, at: 2) }
+        if let milliseconds { try setEnded.bind(milliseconds, at: 1) } else { try setEnded.bindNull(at: 1) }
+        try setEnded.bind(session.id, at: 2)
         try setEnded.run()
     }
 }

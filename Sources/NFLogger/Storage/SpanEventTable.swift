@@ -25,14 +25,9 @@ final class SpanEventTable: EventTable {
 
     func insert(_ event: EventRecord, sessionRowID: Int64) throws(StorageError) {
         let statement = insertStatement
-        event.id.withBytes { statement.bindBlob($0, at: 1) }
-        statement.bind(sessionRowID, at: 2)
-        statement.bind(event.draft.name, at: 3)
-        statement.bind(event.draft.type, at: 4)
-        statement.bindText(event.draft.parameters, at: 5)
-        statement.bind(event.draft.wallMilliseconds, at: 6)
-        statement.bind(Int64(bitPattern: event.draft.monotonicNanoseconds), at: 7)
-        statement.bind(processClockEpoch, at: 8)
+        try statement.bindCommonColumns(of: event, sessionRowID: sessionRowID)
+        try statement.bind(Int64(bitPattern: event.draft.monotonicNanoseconds), at: 7)
+        try statement.bind(processClockEpoch, at: 8)
         try statement.run()
     }
 
@@ -46,7 +41,7 @@ final class SpanEventTable: EventTable {
     func end(_ end: SpanEnd) throws(StorageError) -> EndOutcome {
         let find = findStatement
         defer { find.reset() }
-        end.id.withBytes { find.bindBlob($0, at: 1) }
+        try find.bind(end.id, at: 1)
         guard try find.step() else { return .unknown }
         guard find.isNull(at: 4) else { return .alreadyEnded }
         let rowID = find.int64(at: 0)
@@ -55,16 +50,22 @@ final class SpanEventTable: EventTable {
         let sameClock = find.int64(at: 3) == processClockEpoch && end.monotonicNanoseconds >= startMonotonic
         // The monotonic clock is exact but only comparable within one process; across a restart
         // the wall clock is all there is.
-        let duration = sameClock
-            ? Int64(clamping: end.monotonicNanoseconds - startMonotonic)
-            : max(0, end.wallMilliseconds - startMilliseconds) &* 1_000_000
+        let duration: Int64
+        if sameClock {
+            duration = Int64(clamping: end.monotonicNanoseconds - startMonotonic)
+        } else {
+            // Values read back from the file are not trusted to be sane: saturate, never trap.
+            let (elapsed, overflow) = end.wallMilliseconds.subtractingReportingOverflow(startMilliseconds)
+            let (nanoseconds, overflow2) = max(0, elapsed).multipliedReportingOverflow(by: 1_000_000)
+            duration = overflow || overflow2 ? (elapsed < 0 ? 0 : .max) : nanoseconds
+        }
         find.reset()
 
         let update = endStatement
-        update.bind(end.wallMilliseconds, at: 1)
-        update.bind(duration, at: 2)
-        update.bindText(end.parameters, at: 3)
-        update.bind(rowID, at: 4)
+        try update.bind(end.wallMilliseconds, at: 1)
+        try update.bind(duration, at: 2)
+        try update.bindText(end.parameters, at: 3)
+        try update.bind(rowID, at: 4)
         try update.run()
         return .ended
     }
