@@ -13,12 +13,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
     ],
     targets: [
-        // libsqlite3 from the system (Debian: libsqlite3-dev).
+        // System libraries: libsqlite3 and zlib (Debian: libsqlite3-dev, zlib1g-dev).
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // What the SDK and the collector share: the SQLite wrapper and gzip. Not a product.
+        .target(name: "NFLogSupport", dependencies: ["CSQLite", "CZlib"]),
         .target(
             name: "NFLogger",
             dependencies: [
-                "CSQLite",
+                "NFLogSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -30,6 +33,6 @@ let package = Package(
             ],
             path: "Demo"
         ),
-        .testTarget(name: "NFLoggerTests", dependencies: ["NFLogger", "CSQLite"]),
+        .testTarget(name: "NFLoggerTests", dependencies: ["NFLogger", "NFLogSupport", "CSQLite"]),
     ]
 )

@@ -1,4 +1,5 @@
 import CSQLite
+import NFLogSupport
 @testable import NFLogger
 
 enum ColumnType { case null, integer, text, blob }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NFLogger
+import NFLogSupport
 
 @Suite("SQLite point and span tables")
 struct StorageTests {
@@ -187,7 +188,29 @@ struct StorageTests {
         try Schema.migrate(connection)  // a second run is a no-op
         let tables = try DatabaseReader(directory.databaseURL)
             .rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").compactMap { $0["name"] as? String }
-        #expect(tables == ["contexts", "point_events", "sessions", "span_events"])
+        #expect(tables == ["contexts", "point_events", "quarantined_events", "sessions", "span_events", "upload_batches"])
+    }
+
+    @Test("A version-1 database with events is migrated in place; its events upload like new ones")
+    func migrationFromVersion1() async throws {
+        let directory = TemporaryDirectory()
+        do {
+            let connection = try SQLiteConnection(path: directory.databaseURL.path, busyTimeoutMilliseconds: 1_000)
+            try Schema.migrate(connection, upTo: 1)
+            try connection.execute("""
+                INSERT INTO contexts (id, properties) VALUES (1, '{"app_id":"a","app_version":"1","locale":"en","os_name":"Linux","os_version":"6","sdk_name":"NFLogger","sdk_version":"0.0.1"}');
+                INSERT INTO sessions (id, uuid, context_id, started_ms) VALUES (1, randomblob(16), 1, 1000);
+                INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms) VALUES (randomblob(16), 1, 'old.event', 'event', '{"v":1}', 1000);
+                """)
+            #expect(try connection.scalarInt("PRAGMA user_version") == 1)
+        }
+        let logger = try NFLogger(configuration: directory.configuration())
+        let diagnostics = await logger.diagnostics()
+        #expect(diagnostics.storedPointEvents == 1)
+        #expect(diagnostics.waitingForUpload == 1)
+        let reader = try DatabaseReader(directory.databaseURL)
+        #expect(try reader.int("PRAGMA user_version") == Int(Schema.latestVersion))
+        #expect(try reader.int("SELECT count(*) FROM point_events WHERE batch_id IS NULL AND name = 'old.event'") == 1)
     }
 
     @Test("A row SQLite refuses fails alone; the rest of its drain is recorded")

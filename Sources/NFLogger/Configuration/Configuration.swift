@@ -34,6 +34,10 @@ public struct Configuration: Sendable {
     /// Where completion handlers run. Default: a serial queue owned by the logger. Never the
     /// caller's thread.
     public var completionQueue: DispatchQueue?
+    /// How and when recorded events are uploaded to ``uploadURL``.
+    public var upload = Upload()
+    /// How uploads are sent. Default: ``URLSessionTransport``.
+    public var transport: (any HTTPTransport)?
     /// The SDK's own diagnostic log. Default: silent.
     public var logger = Logger(label: "nflogger", factory: { _ in SwiftLogNoOpLogHandler() })
 
@@ -49,6 +53,33 @@ public struct Configuration: Sendable {
         public var maxPendingBytes = 16 * 1024 * 1024
         /// How long a write waits for another process that holds the database. Default: 5 s.
         public var busyTimeout: Duration = .seconds(5)
+
+        public init() {}
+    }
+
+    /// Batching, compression and retry of uploads.
+    public struct Upload: Sendable, Equatable {
+        /// How often stored events are uploaded while the app is in the foreground. Default: 30 s.
+        public var interval: Duration = .seconds(30)
+        /// Upload as soon as this many events were recorded since the last upload, without
+        /// waiting for the interval. Default: 500.
+        public var countThreshold = 500
+        /// The most events in one batch. Default: 500.
+        public var batchMaxEvents = 500
+        /// The most bytes of JSON in one batch, before compression. Default: 512 KiB.
+        public var batchMaxBytes = 512 * 1024
+        /// zlib's level for the gzip body: 0 (none) … 9 (smallest). Default: 6.
+        public var gzipLevel = 6
+        /// The first retry waits up to this long; each further failure doubles it (full jitter).
+        /// Default: 1 s.
+        public var initialBackoff: Duration = .seconds(1)
+        /// The longest wait between retries, `Retry-After` aside. Default: 5 minutes.
+        public var maxBackoff: Duration = .seconds(300)
+        /// After the collector refused the app key (401/403) or the URL (404 and the like),
+        /// uploads pause this long; nothing is deleted. Default: 1 hour.
+        public var refusedBackoff: Duration = .seconds(3600)
+        /// How long one request may take. Default: 30 s.
+        public var requestTimeout: Duration = .seconds(30)
 
         public init() {}
     }
@@ -69,7 +100,10 @@ public struct Configuration: Sendable {
         if appID.isEmpty { throw .invalidField("app_id", reason: "must not be empty") }
         if appVersion.isEmpty { throw .invalidField("app_version", reason: "must not be empty") }
         if let appKey, appKey.isEmpty { throw .invalidField("app_key", reason: "must not be empty") }
-        if let uploadURL { try Self.checkHTTP(uploadURL, field: "upload_url") }
+        if let uploadURL {
+            try Self.checkHTTP(uploadURL, field: "upload_url")
+            if appKey == nil { throw .missingField("app_key") }
+        }
         if let policyURL { try Self.checkHTTP(policyURL, field: "policy_url") }
         if limits.maxParametersBytes < 2 || limits.maxParametersBytes > Limits.maxParametersBytesCeiling {
             throw .invalidField("limits.max_parameters_bytes", reason: "must be between 2 and \(Limits.maxParametersBytesCeiling)")
@@ -80,6 +114,7 @@ public struct Configuration: Sendable {
             throw .invalidField("limits.max_pending_bytes", reason: "must be at least twice limits.max_parameters_bytes plus 1024")
         }
         if limits.busyTimeout < .zero { throw .invalidField("limits.busy_timeout_ms", reason: "must not be negative") }
+        try upload.validate()
         if sessionIdleTimeout < .zero || sessionIdleTimeout > .seconds(Configuration.maxIdleTimeoutSeconds) {
             throw .invalidField("session_idle_timeout_s", reason: "must be between 0 and \(Int(Configuration.maxIdleTimeoutSeconds)) seconds")
         }
@@ -111,5 +146,22 @@ extension Duration {
         if overflow { return .max }
         let (sum, overflow2) = scaled.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
         return overflow2 ? .max : sum
+    }
+}
+
+extension Configuration.Upload {
+    func validate() throws(ConfigurationError) {
+        func check(_ ok: Bool, _ field: String, _ reason: String) throws(ConfigurationError) {
+            if !ok { throw .invalidField("upload." + field, reason: reason) }
+        }
+        try check(interval >= .milliseconds(10), "interval_s", "must be at least 0.01 seconds")
+        try check(countThreshold >= 1, "count_threshold", "must be at least 1")
+        try check((1...10_000).contains(batchMaxEvents), "batch_max_events", "must be between 1 and 10000")
+        try check((1024...(8 << 20)).contains(batchMaxBytes), "batch_max_bytes", "must be between 1024 and 8388608")
+        try check((0...9).contains(gzipLevel), "gzip_level", "must be between 0 and 9")
+        try check(initialBackoff > .zero && initialBackoff <= maxBackoff, "initial_backoff_s", "must be positive and at most max_backoff_s")
+        try check(maxBackoff <= .seconds(86_400), "max_backoff_s", "must be at most a day")
+        try check(refusedBackoff > .zero && refusedBackoff <= .seconds(7 * 86_400), "refused_backoff_s", "must be positive and at most a week")
+        try check(requestTimeout > .zero, "request_timeout_s", "must be positive")
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A snapshot of what a logger has done and holds, from ``NFLogger/diagnostics(completion:)``.
 public struct Diagnostics: Sendable, CustomStringConvertible {
     /// The mode in force when the snapshot was taken.
@@ -7,12 +9,28 @@ public struct Diagnostics: Sendable, CustomStringConvertible {
     public let filtered: Int
     public let disabled: Int
     public let failed: Int
+    /// Calls waiting in memory for the database (the queue depth).
+    public let pendingInMemory: Int
     /// Point events stored in the database, waiting for upload.
     public let storedPointEvents: Int
     /// Spans stored in the database, ended or not.
     public let storedSpanEvents: Int
     /// Spans started but not yet ended.
     public let openSpans: Int
+    /// Stored events ready for upload, including the batch in flight (open spans are not ready).
+    public let waitingForUpload: Int
+    /// Events the collector confirmed since the logger started.
+    public let uploadedEvents: Int
+    /// Batches the collector confirmed since the logger started.
+    public let uploadedBatches: Int
+    /// Upload attempts that failed and will be retried, since the logger started.
+    public let retriedUploads: Int
+    /// Events the collector refused for good, set aside in the database.
+    public let quarantinedEvents: Int
+    /// Why the last upload failed, if it did and none has succeeded since.
+    public let lastUploadError: UploadError?
+    /// When the next upload will be tried after a failure.
+    public let nextUploadAttempt: Date?
     /// The last storage error, if the last write failed.
     public let lastStorageError: StorageError?
     /// The database file.
@@ -23,7 +41,9 @@ public struct Diagnostics: Sendable, CustomStringConvertible {
             "mode: \(mode)",
             "calls: \(recorded) recorded, \(filtered) filtered, \(disabled) disabled, \(failed) failed",
             "stored: \(storedPointEvents) point events, \(storedSpanEvents) spans (\(openSpans) open) in \(databasePath)",
+            "upload: \(uploadedEvents) events in \(uploadedBatches) batches, \(waitingForUpload) waiting, \(retriedUploads) retries, \(quarantinedEvents) quarantined",
         ]
+        if let lastUploadError { lines.append("last upload error: \(lastUploadError)") }
         if let lastStorageError { lines.append("last storage error: \(lastStorageError)") }
         return lines.joined(separator: "\n")
     }

@@ -119,6 +119,38 @@ struct JSONWriter {
         }
     }
 
+    mutating func writeRaw(_ raw: [UInt8]) {
+        bytes.append(contentsOf: raw)
+    }
+
+    mutating func writeInteger(_ value: Int64) {
+        writeNumber(String(value))
+    }
+
+    /// Writes a UUID as a lowercase JSON string without building an intermediate String.
+    mutating func writeUUID(_ id: UUID) {
+        let hex: StaticString = "0123456789abcdef"
+        bytes.append(UInt8(ascii: "\""))
+        withUnsafeBytes(of: id.uuid) { raw in
+            hex.withUTF8Buffer { digits in
+                for (index, byte) in raw.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
+                    bytes.append(digits[Int(byte >> 4)])
+                    bytes.append(digits[Int(byte & 0x0F)])
+                }
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes `"key":` (keys here are the protocol's own, never user input).
+    mutating func writeKey(_ key: StaticString) {
+        bytes.append(UInt8(ascii: "\""))
+        writeLiteral(key)
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+    }
+
     mutating func writeLiteral(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }

@@ -61,3 +61,14 @@ extension SpanHandle {
         }
     }
 }
+
+extension NFLogger {
+    /// Writes every call already made, uploads every stored event now, and reports.
+    @discardableResult
+    nonisolated(nonsending)
+    public func flush() async -> FlushResult {
+        await withCheckedContinuation { continuation in
+            flush { continuation.resume(returning: $0) }
+        }
+    }
+}

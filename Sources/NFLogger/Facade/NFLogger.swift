@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
+import NFLogSupport
 import Synchronization
 
 /// The SDK's facade: log point events and spans, switch modes, mark the app's background and
@@ -56,8 +57,8 @@ public final class NFLogger: Sendable {
             properties: StandardProperties(appID: configuration.appID, appVersion: configuration.appVersion))
         let sessions = SessionTracker(idleTimeoutNanoseconds: configuration.sessionIdleTimeout.nanoseconds,
                                       wallMilliseconds: clock.wallMilliseconds())
-        self.requests = RequestManager(database: database, completions: completions, limits: configuration.limits,
-                                       sessions: sessions, label: label + ".requests")
+        self.requests = RequestManager(configuration: configuration, database: database, completions: completions,
+                                       sessions: sessions, clock: clock, label: label + ".requests")
         configuration.logger.debug("logger started", metadata: ["mode": "\(configuration.mode)"])
     }
 
@@ -157,6 +158,15 @@ public final class NFLogger: Sendable {
     /// The id of the current session.
     public var sessionID: UUID { requests.currentSession.id }
 
+    // MARK: Upload
+
+    /// Writes every call already made, then uploads every stored event now (ignoring the interval
+    /// and any backoff), and reports. It stops at the first failure, which the result names;
+    /// the retry schedule then goes on by itself. While suspended, nothing is sent.
+    public func flush(completion: @escaping @Sendable (FlushResult) -> Void) {
+        requests.flush(completion: completion)
+    }
+
     // MARK: Inspection and shutdown
 
     /// Reports what the logger has done and what its database holds, once every call made
@@ -164,13 +174,20 @@ public final class NFLogger: Sendable {
     public func diagnostics(completion: @escaping @Sendable (Diagnostics) -> Void) {
         let mode = self.mode
         let completions = self.completions
-        requests.afterPendingWrites { database in
+        let requests = self.requests
+        requests.afterPendingWrites { database, uploader in
             let counts = completions.counts
             let stored = try? database.storedCounts()
+            let outbox = try? database.withOutbox { (outbox) throws(SQLiteError) in (try outbox.waitingCount(), try outbox.quarantinedCount()) }
             let snapshot = Diagnostics(
                 mode: mode, recorded: counts.recorded, filtered: counts.filtered, disabled: counts.disabled,
-                failed: counts.failed, storedPointEvents: stored?.points ?? 0, storedSpanEvents: stored?.spans ?? 0,
-                openSpans: stored?.openSpans ?? 0, lastStorageError: database.lastError, databasePath: database.path)
+                failed: counts.failed, pendingInMemory: requests.pendingCount,
+                storedPointEvents: stored?.points ?? 0, storedSpanEvents: stored?.spans ?? 0,
+                openSpans: stored?.openSpans ?? 0, waitingForUpload: outbox?.0 ?? 0,
+                uploadedEvents: uploader?.uploadedEvents ?? 0, uploadedBatches: uploader?.uploadedBatches ?? 0,
+                retriedUploads: uploader?.retriedAttempts ?? 0, quarantinedEvents: outbox?.1 ?? 0,
+                lastUploadError: uploader?.lastError, nextUploadAttempt: uploader?.nextAttempt,
+                lastStorageError: database.lastError, databasePath: database.path)
             completions.queue.async { completion(snapshot) }
         }
     }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NFLogSupport
 import Synchronization
 
 /// The mediator between the facade and storage: the only path to the database.
@@ -9,12 +10,14 @@ import Synchronization
 /// is written in one SQLite transaction, and the completions run after the commit. Concurrent
 /// calls therefore coalesce into few transactions, and no SQLite call ever runs on the app's thread.
 final class RequestManager: @unchecked Sendable {
-    // @unchecked: `database` and `spare` are touched only on `queue`; all other state is
-    // immutable or inside the `pending` Mutex.
+    // @unchecked: `database`, `uploader` and `spare` are touched only on `queue`; all other
+    // state is immutable or inside the `pending` Mutex.
     private let queue: DispatchQueue
     private let pending: Mutex<PendingState>
     private let database: DatabaseManager
     private let completions: CompletionDispatcher
+    /// `nil` when no upload URL is configured: events then stay on the device.
+    private let uploader: Uploader?
     private let maxPendingEvents: Int
     private let maxPendingBytes: Int
     /// The drained buffer, kept for reuse so the next burst does not regrow an array.
@@ -38,16 +41,29 @@ final class RequestManager: @unchecked Sendable {
         var sessions: SessionTracker
     }
 
-    init(database: DatabaseManager, completions: CompletionDispatcher, limits: Configuration.Limits,
-         sessions: SessionTracker, label: String) {
-        self.queue = DispatchQueue(label: label, qos: .utility)
+    init(configuration: Configuration, database: DatabaseManager, completions: CompletionDispatcher,
+         sessions: SessionTracker, clock: any EventClock, label: String) {
+        let queue = DispatchQueue(label: label, qos: .utility)
+        self.queue = queue
         self.database = database
         self.completions = completions
-        self.maxPendingEvents = limits.maxPendingEvents
-        self.maxPendingBytes = limits.maxPendingBytes
+        self.maxPendingEvents = configuration.limits.maxPendingEvents
+        self.maxPendingBytes = configuration.limits.maxPendingBytes
         self.pending = Mutex(PendingState(sessions: sessions))
-        // Open (and migrate) the database now, in the background, rather than on the first event.
-        queue.async { _ = try? self.database.openIfNeeded() }
+        if let url = configuration.uploadURL, let appKey = configuration.appKey {
+            uploader = Uploader(queue: queue, database: database,
+                                transport: configuration.transport ?? URLSessionTransport(timeout: configuration.upload.requestTimeout),
+                                url: url, appKey: appKey, settings: configuration.upload, clock: clock,
+                                logger: configuration.logger, completionQueue: completions.queue)
+        } else {
+            uploader = nil
+        }
+        // Open (and migrate) the database now, in the background, rather than on the first event;
+        // then send whatever a previous run left behind.
+        queue.async {
+            _ = try? self.database.openIfNeeded()
+            self.uploader?.start()
+        }
     }
 
     private enum Admitted {
@@ -119,6 +135,7 @@ final class RequestManager: @unchecked Sendable {
             return Self.append(.sessionSuspended(state.sessions.current, atMilliseconds: wallMilliseconds), nil, cost: 0, to: &state)
         }
         if scheduleDrain { queue.async { self.drain() } }
+        queue.async { self.uploader?.suspend() }
     }
 
     func resume(wallMilliseconds: Int64, monotonicNanoseconds: UInt64) {
@@ -132,6 +149,7 @@ final class RequestManager: @unchecked Sendable {
             }
         }
         if scheduleDrain { queue.async { self.drain() } }
+        queue.async { self.uploader?.resume() }
     }
 
     var currentSession: Session { pending.withLock { $0.sessions.current } }
@@ -162,11 +180,14 @@ final class RequestManager: @unchecked Sendable {
             let statuses = database.write(batch.lazy.map(\.request))
             var delivered: [(LogCompletion, LogStatus)] = []
             delivered.reserveCapacity(batch.count)
+            var recorded = 0
             for (item, status) in zip(batch, statuses) where item.request.isLoggingCall {
                 completions.count(status)
+                if status.isRecorded { recorded += 1 }
                 if let completion = item.completion { delivered.append((completion, status)) }
             }
             completions.finish(batch: delivered)
+            if recorded > 0 { uploader?.recorded(recorded) }
             pending.withLock { ($0.inFlightEvents, $0.inFlightBytes) = (0, 0) }
             batch.removeAll(keepingCapacity: true)
             spare = batch
@@ -174,17 +195,30 @@ final class RequestManager: @unchecked Sendable {
     }
 
     /// Runs `body` on the queue after every request queued before this call has been written.
-    func afterPendingWrites(_ body: @escaping @Sendable (DatabaseManager) -> Void) {
+    func afterPendingWrites(_ body: @escaping @Sendable (DatabaseManager, Uploader?) -> Void) {
         queue.async {
             self.drain()
-            body(self.database)
+            body(self.database, self.uploader)
+        }
+    }
+
+    /// Writes what is queued, then uploads everything stored.
+    func flush(completion: @escaping @Sendable (FlushResult) -> Void) {
+        afterPendingWrites { [completions] database, uploader in
+            guard let uploader else {
+                let remaining = (try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.waitingCount() }) ?? 0
+                completions.queue.async { completion(FlushResult(uploadedEvents: 0, remainingEvents: remaining, error: .notConfigured)) }
+                return
+            }
+            uploader.flush(completion)
         }
     }
 
     /// Refuses new requests, writes what is queued, closes the database, then calls `completion`.
     func close(completion: @escaping @Sendable () -> Void) {
         pending.withLock { $0.closed = true }
-        afterPendingWrites { database in
+        afterPendingWrites { database, uploader in
+            uploader?.close()
             database.close()
             completion()
         }

@@ -1,3 +1,5 @@
+import NFLogSupport
+
 /// A failure reported by the SDK's SQLite storage.
 ///
 /// It carries SQLite's result code and message and, when a statement was involved, the SQL that
@@ -19,18 +21,9 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         return text
     }
 
-    /// Whether SQLite refused one row (a constraint, a value too big or of the wrong type)
-    /// rather than the database as a whole.
-    var isAboutOneRow: Bool {
-        switch primaryCode {
-        case 18 /* TOOBIG */, 19 /* CONSTRAINT */, 20 /* MISMATCH */, 25 /* RANGE */: true
-        default: false
-        }
-    }
-
-    init(code: Int32, message: String, statement: String? = nil) {
-        self.code = code
-        self.message = message
-        self.statement = statement
+    init(_ error: SQLiteError) {
+        code = error.code
+        message = error.message
+        statement = error.statement
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NFLogSupport
 
 /// The one owner of the SQLite connection: opens it (WAL, `synchronous=NORMAL`, busy timeout,
 /// migrations), prepares the tables, and applies batches of ``StorageRequest``s in one
@@ -15,6 +16,7 @@ final class DatabaseManager {
         let connection: SQLiteConnection
         let tables: EventTableFactory
         let sessions: SessionTable
+        let outbox: Outbox
     }
     private var open: Open?
     /// Row ids known to be committed: a cache, cleared whenever a transaction fails.
@@ -33,31 +35,32 @@ final class DatabaseManager {
     /// Opens the database if it is not open. Failing is not final: the next call tries again,
     /// so logging resumes by itself once the cause (a full disk, a locked file) goes away.
     @discardableResult
-    func openIfNeeded() throws(StorageError) -> SQLiteConnection {
+    func openIfNeeded() throws(SQLiteError) -> SQLiteConnection {
         try openDatabase().connection
     }
 
-    private func openDatabase() throws(StorageError) -> Open {
+    private func openDatabase() throws(SQLiteError) -> Open {
         if let open { return open }
-        if isClosed { throw StorageError(code: 21, message: "the database was closed with the logger") }
+        if isClosed { throw SQLiteError(code: 21, message: "the database was closed with the logger") }
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
-                throw StorageError(code: 14, message: "cannot create the directory \(directory): \(error.localizedDescription)")
+                throw SQLiteError(code: 14, message: "cannot create the directory \(directory): \(error.localizedDescription)")
             }
         }
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         let journal = try connection.scalarText("PRAGMA journal_mode = WAL")
         guard journal?.lowercased() == "wal" else {
-            throw StorageError(code: 1, message: "SQLite refused WAL journaling (journal_mode is \(journal ?? "unknown"))")
+            throw SQLiteError(code: 1, message: "SQLite refused WAL journaling (journal_mode is \(journal ?? "unknown"))")
         }
         try connection.execute("PRAGMA synchronous = NORMAL")
         try Schema.migrate(connection)
-        let opened = Open(connection: connection,
-                          tables: try EventTableFactory(connection: connection),
-                          sessions: try SessionTable(connection: connection))
+        let tables = try EventTableFactory(connection: connection)
+        let opened = Open(connection: connection, tables: tables,
+                          sessions: try SessionTable(connection: connection),
+                          outbox: try Outbox(connection: connection, tables: tables))
         open = opened
         return opened
     }
@@ -88,11 +91,11 @@ final class DatabaseManager {
     /// transaction of its own so the others are not failed with it; if the database as a whole
     /// failed (full, read-only, busy, damaged), every request gets that storage error.
     func write(_ requests: some Collection<StorageRequest>) -> [LogStatus] {
-        do throws(StorageError) {
+        do throws(SQLiteError) {
             let db = try openDatabase()
             var statuses: [LogStatus] = []
             statuses.reserveCapacity(requests.count)
-            try db.connection.transaction { () throws(StorageError) in
+            try db.connection.transaction { () throws(SQLiteError) in
                 for request in requests {
                     statuses.append(try apply(request, db))
                 }
@@ -104,13 +107,27 @@ final class DatabaseManager {
             if requests.count > 1 && error.isAboutOneRow {
                 return requests.map { write(CollectionOfOne($0))[0] }
             }
-            lastError = error
+            lastError = StorageError(error)
             if error.primaryCode != 5 /* SQLITE_BUSY: the connection is fine, just wait */ { dropConnection() }
-            return Array(repeating: .failed(.storage(error)), count: requests.count)
+            return Array(repeating: .failed(.storage(StorageError(error))), count: requests.count)
         }
     }
 
-    private func apply(_ request: StorageRequest, _ db: Open) throws(StorageError) -> LogStatus {
+    /// Runs `body` with the outbox inside one transaction. On failure everything is rolled back
+    /// and the error is remembered, as for writes.
+    func withOutbox<T>(_ body: (Outbox) throws(SQLiteError) -> T) throws(StorageError) -> T {
+        do throws(SQLiteError) {
+            let db = try openDatabase()
+            return try db.connection.transaction { () throws(SQLiteError) -> T in try body(db.outbox) }
+        } catch {
+            forgetUncommittedRowIDs()
+            lastError = StorageError(error)
+            if error.primaryCode != 5 /* SQLITE_BUSY */ { dropConnection() }
+            throw StorageError(error)
+        }
+    }
+
+    private func apply(_ request: StorageRequest, _ db: Open) throws(SQLiteError) -> LogStatus {
         switch request {
         case .event(let event):
             let session = try sessionRowID(event.session, db)
@@ -131,7 +148,7 @@ final class DatabaseManager {
         }
     }
 
-    private func sessionRowID(_ session: Session, _ db: Open) throws(StorageError) -> Int64 {
+    private func sessionRowID(_ session: Session, _ db: Open) throws(SQLiteError) -> Int64 {
         if let known = sessionRowIDs[session.id] { return known }
         let context: Int64
         if let contextRowID { context = contextRowID } else {
@@ -144,7 +161,7 @@ final class DatabaseManager {
     }
 
     /// What is stored, for diagnostics.
-    func storedCounts() throws(StorageError) -> (points: Int, spans: Int, openSpans: Int) {
+    func storedCounts() throws(SQLiteError) -> (points: Int, spans: Int, openSpans: Int) {
         let db = try openDatabase()
         return (try db.tables.points.count(), try db.tables.spans.count(), try db.tables.spans.openCount())
     }

@@ -1,4 +1,5 @@
 import Foundation
+import NFLogSupport
 
 /// The two kinds of event, each with its own table.
 enum EventKind: String, Sendable {
@@ -56,16 +57,5 @@ extension UUID {
     /// The 16 raw bytes, as stored in SQLite BLOB columns.
     func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
         withUnsafeBytes(of: uuid, body)
-    }
-}
-
-extension SQLiteStatement {
-    /// Binds a UUID as its 16 raw bytes.
-    func bind(_ id: UUID, at index: Int32) throws(StorageError) {
-        var failure: StorageError?
-        withUnsafeBytes(of: id.uuid) { bytes in
-            do throws(StorageError) { try bindBlob(bytes, at: index) } catch { failure = error }
-        }
-        if let failure { throw failure }
     }
 }

@@ -1,21 +1,145 @@
+import NFLogSupport
+
 /// The storage of one kind of event. ``EventTableFactory`` hands out the right one for a kind.
+///
+/// Rows move through three states: recorded (no `batch_id`), assigned to an upload batch, and
+/// deleted once the collector confirmed that batch.
 protocol EventTable: AnyObject {
     var kind: EventKind { get }
     /// Inserts an event; the caller owns the transaction.
-    func insert(_ event: EventRecord, sessionRowID: Int64) throws(StorageError)
+    func insert(_ event: EventRecord, sessionRowID: Int64) throws(SQLiteError)
     /// How many events of this kind are stored.
-    func count() throws(StorageError) -> Int
+    func count() throws(SQLiteError) -> Int
+
+    /// The context and time of the oldest row ready for upload (not in a batch; spans: ended).
+    func oldestReady() throws(SQLiteError) -> (contextRowID: Int64, timestamp: Int64)?
+    /// The oldest rows ready for upload whose session belongs to this context, oldest first.
+    func ready(contextRowID: Int64, limit: Int) throws(SQLiteError) -> [StoredEvent]
+    /// How many rows are ready for upload.
+    func readyCount() throws(SQLiteError) -> Int
+    /// The rows of an upload batch.
+    func rows(inBatch batchRowID: Int64) throws(SQLiteError) -> [StoredEvent]
+    /// Puts a row into an upload batch.
+    func assign(rowID: Int64, toBatch batchRowID: Int64) throws(SQLiteError)
+    /// Takes every row out of a batch again (the batch is being split).
+    func release(batch batchRowID: Int64) throws(SQLiteError)
+    /// Deletes the rows of a batch the collector confirmed. Returns how many.
+    func deleteRows(inBatch batchRowID: Int64) throws(SQLiteError) -> Int
+    /// Deletes one row (it was quarantined).
+    func delete(rowID: Int64) throws(SQLiteError)
 }
 
 extension SQLiteStatement {
     /// Binds the columns every event table starts its INSERT with, in this order:
     /// `uuid, session_id, name, type, parameters, <time in ms>`.
-    func bindCommonColumns(of event: EventRecord, sessionRowID: Int64) throws(StorageError) {
+    func bindCommonColumns(of event: EventRecord, sessionRowID: Int64) throws(SQLiteError) {
         try bind(event.id, at: 1)
         try bind(sessionRowID, at: 2)
         try bind(event.draft.name, at: 3)
         try bind(event.draft.type, at: 4)
         try bindText(event.draft.parameters, at: 5)
         try bind(event.draft.wallMilliseconds, at: 6)
+    }
+
+    /// Reads the columns every event table's upload queries start with, in this order:
+    /// `id, uuid, session_id, name, type, parameters, <time in ms>`, then the span's own.
+    func storedEvent(kind: EventKind) -> StoredEvent {
+        StoredEvent(kind: kind, rowID: int64(at: 0), id: uuid(at: 1), sessionRowID: int64(at: 2),
+                    name: text(at: 3) ?? "", type: text(at: 4) ?? "", parameters: blob(at: 5),
+                    timestamp: int64(at: 6),
+                    end: kind == .span && !isNull(at: 7) ? int64(at: 7) : nil,
+                    durationNanoseconds: kind == .span && !isNull(at: 8) ? int64(at: 8) : nil,
+                    endParameters: kind == .span ? blob(at: 9) : nil)
+    }
+
+    /// Steps through every row, collecting them. Resets the statement afterwards.
+    func collect<T>(_ row: (SQLiteStatement) -> T) throws(SQLiteError) -> [T] {
+        defer { reset() }
+        var rows: [T] = []
+        while try step() { rows.append(row(self)) }
+        return rows
+    }
+}
+
+/// The SQL that differs between the event tables, so the upload queries are written once.
+struct EventTableQueries {
+    let readyCount: SQLiteStatement
+    let oldestReady: SQLiteStatement
+    let ready: SQLiteStatement
+    let inBatch: SQLiteStatement
+    let assign: SQLiteStatement
+    let release: SQLiteStatement
+    let deleteBatch: SQLiteStatement
+    let deleteRow: SQLiteStatement
+
+    /// - Parameters:
+    ///   - columns: the columns an upload reads, after `id` (see `storedEvent(kind:)`).
+    ///   - readyCondition: what makes a row ready besides having no batch (spans: `end_ms IS NOT NULL`).
+    init(connection: SQLiteConnection, table: String, columns: String, time: String, readyCondition: String) throws(SQLiteError) {
+        let ready = "e.batch_id IS NULL\(readyCondition.isEmpty ? "" : " AND e.\(readyCondition)")"
+        readyCount = try connection.prepare("SELECT count(*) FROM \(table) e WHERE \(ready)")
+        oldestReady = try connection.prepare("""
+            SELECT s.context_id, e.\(time) FROM \(table) e JOIN sessions s ON s.id = e.session_id
+            WHERE \(ready) ORDER BY e.id LIMIT 1
+            """)
+        self.ready = try connection.prepare("""
+            SELECT e.id, \(columns) FROM \(table) e JOIN sessions s ON s.id = e.session_id
+            WHERE \(ready) AND s.context_id = ? ORDER BY e.id LIMIT ?
+            """)
+        inBatch = try connection.prepare("SELECT e.id, \(columns) FROM \(table) e WHERE e.batch_id = ? ORDER BY e.id")
+        assign = try connection.prepare("UPDATE \(table) SET batch_id = ? WHERE id = ?")
+        release = try connection.prepare("UPDATE \(table) SET batch_id = NULL WHERE batch_id = ?")
+        deleteBatch = try connection.prepare("DELETE FROM \(table) WHERE batch_id = ?")
+        deleteRow = try connection.prepare("DELETE FROM \(table) WHERE id = ?")
+    }
+}
+
+/// The upload half of ``EventTable``, shared by both tables through ``EventTableQueries``.
+protocol UploadableEventTable: EventTable {
+    var queries: EventTableQueries { get }
+}
+
+extension UploadableEventTable {
+    func oldestReady() throws(SQLiteError) -> (contextRowID: Int64, timestamp: Int64)? {
+        let statement = queries.oldestReady
+        return try statement.collect { ($0.int64(at: 0), $0.int64(at: 1)) }.first
+    }
+
+    func ready(contextRowID: Int64, limit: Int) throws(SQLiteError) -> [StoredEvent] {
+        let statement = queries.ready
+        try statement.bind(contextRowID, at: 1)
+        try statement.bind(Int64(limit), at: 2)
+        return try statement.collect { $0.storedEvent(kind: kind) }
+    }
+
+    func readyCount() throws(SQLiteError) -> Int {
+        Int(try queries.readyCount.collect { $0.int64(at: 0) }.first ?? 0)
+    }
+
+    func rows(inBatch batchRowID: Int64) throws(SQLiteError) -> [StoredEvent] {
+        try queries.inBatch.bind(batchRowID, at: 1)
+        return try queries.inBatch.collect { $0.storedEvent(kind: kind) }
+    }
+
+    func assign(rowID: Int64, toBatch batchRowID: Int64) throws(SQLiteError) {
+        try queries.assign.bind(batchRowID, at: 1)
+        try queries.assign.bind(rowID, at: 2)
+        try queries.assign.run()
+    }
+
+    func release(batch batchRowID: Int64) throws(SQLiteError) {
+        try queries.release.bind(batchRowID, at: 1)
+        try queries.release.run()
+    }
+
+    func deleteRows(inBatch batchRowID: Int64) throws(SQLiteError) -> Int {
+        try queries.deleteBatch.bind(batchRowID, at: 1)
+        try queries.deleteBatch.run()
+        return queries.deleteBatch.changes
+    }
+
+    func delete(rowID: Int64) throws(SQLiteError) {
+        try queries.deleteRow.bind(rowID, at: 1)
+        try queries.deleteRow.run()
     }
 }

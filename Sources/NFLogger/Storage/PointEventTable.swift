@@ -1,23 +1,29 @@
+import NFLogSupport
 /// `point_events`: one row per point event.
-final class PointEventTable: EventTable {
+final class PointEventTable: UploadableEventTable {
     let kind = EventKind.point
     private let connection: SQLiteConnection
     private let insertStatement: SQLiteStatement
+    let queries: EventTableQueries
 
-    init(connection: SQLiteConnection) throws(StorageError) {
+    init(connection: SQLiteConnection) throws(SQLiteError) {
         self.connection = connection
         insertStatement = try connection.prepare("""
             INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms)
             VALUES (?, ?, ?, ?, ?, ?)
             """)
+        queries = try EventTableQueries(
+            connection: connection, table: "point_events",
+            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.timestamp_ms",
+            time: "timestamp_ms", readyCondition: "")
     }
 
-    func insert(_ event: EventRecord, sessionRowID: Int64) throws(StorageError) {
+    func insert(_ event: EventRecord, sessionRowID: Int64) throws(SQLiteError) {
         try insertStatement.bindCommonColumns(of: event, sessionRowID: sessionRowID)
         try insertStatement.run()
     }
 
-    func count() throws(StorageError) -> Int {
+    func count() throws(SQLiteError) -> Int {
         Int(try connection.scalarInt("SELECT count(*) FROM point_events"))
     }
 }

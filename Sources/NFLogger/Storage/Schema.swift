@@ -1,3 +1,4 @@
+import NFLogSupport
 /// The database schema, as an ordered list of migrations. A database records the last one applied
 /// in `PRAGMA user_version`; opening it applies the rest, each in its own transaction.
 /// Never edit a migration that has shipped: add a new one.
@@ -45,19 +46,42 @@ enum Schema {
                 end_parameters TEXT
             );
             """),
+        Migration(version: 2, name: "upload batches and quarantine", sql: """
+            ALTER TABLE point_events ADD COLUMN batch_id INTEGER;
+            ALTER TABLE span_events ADD COLUMN batch_id INTEGER;
+            CREATE INDEX point_events_batch ON point_events(batch_id) WHERE batch_id IS NOT NULL;
+            CREATE INDEX span_events_batch ON span_events(batch_id) WHERE batch_id IS NOT NULL;
+            CREATE TABLE upload_batches (
+                id INTEGER PRIMARY KEY,
+                uuid BLOB NOT NULL UNIQUE,
+                context_id INTEGER NOT NULL REFERENCES contexts(id),
+                created_ms INTEGER NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0
+            );
+            CREATE TABLE quarantined_events (
+                id INTEGER PRIMARY KEY,
+                uuid BLOB NOT NULL,
+                kind TEXT NOT NULL,
+                name TEXT NOT NULL,
+                payload TEXT NOT NULL,
+                http_status INTEGER NOT NULL,
+                reason TEXT NOT NULL,
+                quarantined_ms INTEGER NOT NULL
+            );
+            """),
     ]
 
     static var latestVersion: Int32 { migrations.last?.version ?? 0 }
 
     /// Brings the database up to ``latestVersion``.
     /// - Throws: when the database is newer than this SDK, or a migration fails (it is rolled back).
-    static func migrate(_ connection: SQLiteConnection) throws(StorageError) {
+    static func migrate(_ connection: SQLiteConnection, upTo target: Int32 = latestVersion) throws(SQLiteError) {
         let current = Int32(truncatingIfNeeded: try connection.scalarInt("PRAGMA user_version"))
         if current > latestVersion {
-            throw StorageError(code: 1, message: "the database has schema version \(current), newer than this SDK understands (\(latestVersion)); it was written by a newer NFLogger")
+            throw SQLiteError(code: 1, message: "the database has schema version \(current), newer than this SDK understands (\(latestVersion)); it was written by a newer NFLogger")
         }
-        for migration in migrations where migration.version > current {
-            try connection.transaction { () throws(StorageError) in
+        for migration in migrations where migration.version > current && migration.version <= target {
+            try connection.transaction { () throws(SQLiteError) in
                 // Another process may have migrated while we waited for the write lock.
                 let now = try connection.scalarInt("PRAGMA user_version")
                 guard now < migration.version else { return }

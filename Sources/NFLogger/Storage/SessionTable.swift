@@ -1,4 +1,5 @@
 import Foundation
+import NFLogSupport
 
 /// `sessions` and `contexts`: every event row points at its session, and every session at the
 /// standard properties it was logged under, so those are stored once rather than per event.
@@ -9,7 +10,7 @@ final class SessionTable {
     private let findSession: SQLiteStatement
     private let setEnded: SQLiteStatement
 
-    init(connection: SQLiteConnection) throws(StorageError) {
+    init(connection: SQLiteConnection) throws(SQLiteError) {
         insertContext = try connection.prepare("INSERT OR IGNORE INTO contexts (properties) VALUES (?)")
         findContext = try connection.prepare("SELECT id FROM contexts WHERE properties = ?")
         insertSession = try connection.prepare("INSERT INTO sessions (uuid, context_id, started_ms) VALUES (?, ?, ?) RETURNING id")
@@ -18,19 +19,19 @@ final class SessionTable {
     }
 
     /// The row id of the context with these properties, inserting it if it is new.
-    func contextRowID(properties json: String) throws(StorageError) -> Int64 {
+    func contextRowID(properties json: String) throws(SQLiteError) -> Int64 {
         try insertContext.bind(json, at: 1)
         try insertContext.run()
         defer { findContext.reset() }
         try findContext.bind(json, at: 1)
         guard try findContext.step() else {
-            throw StorageError(code: 1, message: "the context row vanished after insertion")
+            throw SQLiteError(code: 1, message: "the context row vanished after insertion")
         }
         return findContext.int64(at: 0)
     }
 
     /// The row id of `session`, inserting it if it has no row yet.
-    func sessionRowID(_ session: Session, contextRowID: Int64) throws(StorageError) -> Int64 {
+    func sessionRowID(_ session: Session, contextRowID: Int64) throws(SQLiteError) -> Int64 {
         do {
             defer { findSession.reset() }
             try findSession.bind(session.id, at: 1)
@@ -41,13 +42,13 @@ final class SessionTable {
         try insertSession.bind(contextRowID, at: 2)
         try insertSession.bind(session.startedMilliseconds, at: 3)
         guard try insertSession.step() else {
-            throw StorageError(code: 1, message: "inserting a session returned no row id")
+            throw SQLiteError(code: 1, message: "inserting a session returned no row id")
         }
         return insertSession.int64(at: 0)
     }
 
     /// Records when the session went to the background (`nil`: it came back and goes on).
-    func setEnded(_ session: Session, at milliseconds: Int64?) throws(StorageError) {
+    func setEnded(_ session: Session, at milliseconds: Int64?) throws(SQLiteError) {
         if let milliseconds { try setEnded.bind(milliseconds, at: 1) } else { try setEnded.bindNull(at: 1) }
         try setEnded.bind(session.id, at: 2)
         try setEnded.run()

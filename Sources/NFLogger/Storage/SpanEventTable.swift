@@ -1,15 +1,17 @@
 import Foundation
+import NFLogSupport
 
 /// `span_events`: one row per span, written when the span starts (so a crash leaves evidence)
 /// and completed when it ends.
-final class SpanEventTable: EventTable {
+final class SpanEventTable: UploadableEventTable {
     let kind = EventKind.span
     private let connection: SQLiteConnection
     private let insertStatement: SQLiteStatement
     private let findStatement: SQLiteStatement
     private let endStatement: SQLiteStatement
+    let queries: EventTableQueries
 
-    init(connection: SQLiteConnection) throws(StorageError) {
+    init(connection: SQLiteConnection) throws(SQLiteError) {
         self.connection = connection
         insertStatement = try connection.prepare("""
             INSERT INTO span_events (uuid, session_id, name, type, parameters, start_ms, start_mono_ns, clock_epoch)
@@ -21,9 +23,14 @@ final class SpanEventTable: EventTable {
         endStatement = try connection.prepare("""
             UPDATE span_events SET end_ms = ?, duration_ns = ?, end_parameters = ? WHERE id = ?
             """)
+        // Only ended spans travel; an open span waits for its end (or, later, its timeout).
+        queries = try EventTableQueries(
+            connection: connection, table: "span_events",
+            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.start_ms, e.end_ms, e.duration_ns, e.end_parameters",
+            time: "start_ms", readyCondition: "end_ms IS NOT NULL")
     }
 
-    func insert(_ event: EventRecord, sessionRowID: Int64) throws(StorageError) {
+    func insert(_ event: EventRecord, sessionRowID: Int64) throws(SQLiteError) {
         let statement = insertStatement
         try statement.bindCommonColumns(of: event, sessionRowID: sessionRowID)
         try statement.bind(Int64(bitPattern: event.draft.monotonicNanoseconds), at: 7)
@@ -38,7 +45,7 @@ final class SpanEventTable: EventTable {
     }
 
     /// Completes an open span. Changes nothing if the span is unknown or already ended.
-    func end(_ end: SpanEnd) throws(StorageError) -> EndOutcome {
+    func end(_ end: SpanEnd) throws(SQLiteError) -> EndOutcome {
         let find = findStatement
         defer { find.reset() }
         try find.bind(end.id, at: 1)
@@ -70,11 +77,11 @@ final class SpanEventTable: EventTable {
         return .ended
     }
 
-    func count() throws(StorageError) -> Int {
+    func count() throws(SQLiteError) -> Int {
         Int(try connection.scalarInt("SELECT count(*) FROM span_events"))
     }
 
-    func openCount() throws(StorageError) -> Int {
+    func openCount() throws(SQLiteError) -> Int {
         Int(try connection.scalarInt("SELECT count(*) FROM span_events WHERE end_ms IS NULL"))
     }
 }

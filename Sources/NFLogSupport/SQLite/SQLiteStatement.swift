@@ -5,10 +5,10 @@ private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.sel
 
 /// A prepared statement, reused across executions: bind, step, reset.
 ///
-/// Confined, like its connection, to the RequestManager's queue.
-final class SQLiteStatement {
-    let handle: OpaquePointer
-    let sql: String
+/// Confined, like its connection, to its owner's serial queue.
+public final class SQLiteStatement {
+    public let handle: OpaquePointer
+    public let sql: String
     private unowned let connection: SQLiteConnection
 
     init(handle: OpaquePointer, sql: String, connection: SQLiteConnection) {
@@ -24,17 +24,17 @@ final class SQLiteStatement {
     // Every bind checks SQLite's answer: a value SQLite refuses (SQLITE_TOOBIG, SQLITE_RANGE)
     // must fail the write, not silently store NULL.
 
-    func bind(_ value: Int64, at index: Int32) throws(StorageError) {
+    public func bind(_ value: Int64, at index: Int32) throws(SQLiteError) {
         try check(sqlite3_bind_int64(handle, index, value))
     }
 
-    func bind(_ value: String, at index: Int32) throws(StorageError) {
+    public func bind(_ value: String, at index: Int32) throws(SQLiteError) {
         var value = value
         try check(value.withUTF8 { bindText(UnsafeRawBufferPointer($0), at: index) })
     }
 
     /// Binds UTF-8 bytes as TEXT (JSON is stored as text so SQL's JSON functions can read it).
-    func bindText(_ bytes: [UInt8]?, at index: Int32) throws(StorageError) {
+    public func bindText(_ bytes: [UInt8]?, at index: Int32) throws(SQLiteError) {
         guard let bytes else { return try bindNull(at: index) }
         try check(bytes.withUnsafeBytes { bindText($0, at: index) })
     }
@@ -47,25 +47,25 @@ final class SQLiteStatement {
         return sqlite3_bind_text(handle, index, base?.assumingMemoryBound(to: CChar.self), length, SQLITE_TRANSIENT)
     }
 
-    func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws(StorageError) {
+    public func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws(SQLiteError) {
         guard let length = Int32(exactly: bytes.count) else { return try check(SQLITE_TOOBIG) }
         try check(sqlite3_bind_blob(handle, index, bytes.baseAddress, length, SQLITE_TRANSIENT))
     }
 
-    func bindNull(at index: Int32) throws(StorageError) {
+    public func bindNull(at index: Int32) throws(SQLiteError) {
         try check(sqlite3_bind_null(handle, index))
     }
 
-    private func check(_ rc: Int32) throws(StorageError) {
+    private func check(_ rc: Int32) throws(SQLiteError) {
         guard rc != SQLITE_OK else { return }
-        if rc == SQLITE_TOOBIG { throw StorageError(code: rc, message: "a value is too big to store", statement: sql) }
+        if rc == SQLITE_TOOBIG { throw SQLiteError(code: rc, message: "a value is too big to store", statement: sql) }
         throw connection.error(rc, sql)
     }
 
     // MARK: Execution
 
     /// Advances the statement. Returns `true` while there is a row to read.
-    func step() throws(StorageError) -> Bool {
+    public func step() throws(SQLiteError) -> Bool {
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -78,34 +78,37 @@ final class SQLiteStatement {
     }
 
     /// Runs a statement that returns no rows, then resets it for the next use.
-    func run() throws(StorageError) {
+    public func run() throws(SQLiteError) {
         defer { reset() }
         _ = try step()
     }
 
     /// Resets the statement and clears its bindings so no value leaks into the next use.
-    func reset() {
+    public func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
 
     // MARK: Reading columns (indexes start at 0, as in SQLite)
 
-    func int64(at column: Int32) -> Int64 {
+    /// Rows changed by the last run of a statement on this connection.
+    public var changes: Int { connection.changes }
+
+    public func int64(at column: Int32) -> Int64 {
         sqlite3_column_int64(handle, column)
     }
 
-    func isNull(at column: Int32) -> Bool {
+    public func isNull(at column: Int32) -> Bool {
         sqlite3_column_type(handle, column) == SQLITE_NULL
     }
 
-    func text(at column: Int32) -> String? {
+    public func text(at column: Int32) -> String? {
         guard let pointer = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
-    func blob(at column: Int32) -> [UInt8]? {
+    public func blob(at column: Int32) -> [UInt8]? {
         guard let pointer = sqlite3_column_blob(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))

@@ -2,22 +2,22 @@ import CSQLite
 
 /// One SQLite connection.
 ///
-/// Not thread-safe by design: the ``DatabaseManager`` that owns it is only ever used on the
-/// RequestManager's serial queue, so the connection is opened with `SQLITE_OPEN_NOMUTEX` and
-/// SQLite's own per-call locking is skipped.
-final class SQLiteConnection {
-    let handle: OpaquePointer
-    let path: String
+/// Not thread-safe by design: each owner confines its connection to one serial queue (the SDK's
+/// RequestManager, the collector's store), so the connection is opened with `SQLITE_OPEN_NOMUTEX`
+/// and SQLite's own per-call locking is skipped.
+public final class SQLiteConnection {
+    public let handle: OpaquePointer
+    public let path: String
 
     /// Opens (and creates, if missing) the database at `path`.
-    init(path: String, busyTimeoutMilliseconds: Int32) throws(StorageError) {
+    public init(path: String, busyTimeoutMilliseconds: Int32) throws(SQLiteError) {
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot allocate a connection"
             if let db { sqlite3_close_v2(db) }
-            throw StorageError(code: rc, message: "\(message) (opening \(path))")
+            throw SQLiteError(code: rc, message: "\(message) (opening \(path))")
         }
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
@@ -31,17 +31,17 @@ final class SQLiteConnection {
     }
 
     /// Runs one or more statements that return no rows the caller needs.
-    func execute(_ sql: String) throws(StorageError) {
+    public func execute(_ sql: String) throws(SQLiteError) {
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if rc != SQLITE_OK {
             let message = errorMessage.map { String(cString: $0) } ?? lastErrorMessage
             sqlite3_free(errorMessage)
-            throw StorageError(code: sqlite3_extended_errcode(handle), message: message, statement: sql)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message, statement: sql)
         }
     }
 
-    func prepare(_ sql: String) throws(StorageError) -> SQLiteStatement {
+    public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard rc == SQLITE_OK, let statement else {
@@ -54,7 +54,7 @@ final class SQLiteConnection {
     ///
     /// `IMMEDIATE` takes the write lock up front, so a busy database is reported (after the busy
     /// timeout) before any work is done rather than at commit.
-    func transaction<T>(_ body: () throws(StorageError) -> T) throws(StorageError) -> T {
+    public func transaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -67,34 +67,34 @@ final class SQLiteConnection {
     }
 
     /// Rolls back an open transaction, if SQLite has not already done so.
-    func rollbackIfNeeded() {
+    public func rollbackIfNeeded() {
         if sqlite3_get_autocommit(handle) == 0 {
             sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
         }
     }
 
     /// Reads a single integer, such as `PRAGMA user_version` or `SELECT count(*)`.
-    func scalarInt(_ sql: String) throws(StorageError) -> Int64 {
+    public func scalarInt(_ sql: String) throws(SQLiteError) -> Int64 {
         let statement = try prepare(sql)
         guard try statement.step() else { return 0 }
         return statement.int64(at: 0)
     }
 
     /// Reads a single text value, such as `PRAGMA journal_mode`.
-    func scalarText(_ sql: String) throws(StorageError) -> String? {
+    public func scalarText(_ sql: String) throws(SQLiteError) -> String? {
         let statement = try prepare(sql)
         guard try statement.step() else { return nil }
         return statement.text(at: 0)
     }
 
-    var changes: Int { Int(sqlite3_changes(handle)) }
-    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
-    var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
+    public var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
-    func error(_ rc: Int32, _ sql: String?) -> StorageError {
+    func error(_ rc: Int32, _ sql: String?) -> SQLiteError {
         // The extended code is more precise (SQLITE_IOERR_WRITE rather than SQLITE_IOERR).
         let extended = sqlite3_extended_errcode(handle)
-        return StorageError(code: extended != 0 ? extended : rc, message: lastErrorMessage, statement: sql)
+        return SQLiteError(code: extended != 0 ? extended : rc, message: lastErrorMessage, statement: sql)
     }
 }

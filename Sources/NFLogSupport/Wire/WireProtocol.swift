@@ -1,0 +1,15 @@
+/// The names both ends of the wire protocol agree on (docs/PROTOCOL.md).
+public enum WireProtocol {
+    /// The batch format version this code writes and reads.
+    public static let version = 1
+    /// Where batches are posted.
+    public static let eventsPath = "/v1/events"
+    /// Per-app totals.
+    public static let statsPath = "/v1/stats"
+    /// Liveness.
+    public static let healthPath = "/health"
+    /// The header that carries the app key.
+    public static let appKeyHeader = "X-NFLog-Key"
+    /// The key a collector accepts in development mode (no `--keys` file).
+    public static let developmentKey = "dev-key"
+}

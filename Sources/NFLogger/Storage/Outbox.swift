@@ -1,0 +1,179 @@
+import Foundation
+import NFLogSupport
+
+/// A batch on its way to the collector: its rows are marked with the batch in the database, so
+/// a retry, even after a crash, sends the same batch id with the same events.
+struct OutgoingBatch: Sendable {
+    let rowID: Int64
+    let id: UUID
+    let events: [StoredEvent]
+    /// The JSON body, before compression.
+    let body: [UInt8]
+    /// Each event's JSON, kept for the quarantine of a single refused event.
+    let encodedEvents: [[UInt8]]
+}
+
+/// Forms upload batches from both event tables and settles them: delivered (delete), split
+/// (release the rows), or refused (quarantine the event). Every method runs inside the caller's
+/// transaction on the RequestManager's queue.
+final class Outbox {
+    private let tables: EventTableFactory
+    private let pendingBatch: SQLiteStatement
+    private let insertBatch: SQLiteStatement
+    private let deleteBatch: SQLiteStatement
+    private let countAttempt: SQLiteStatement
+    private let session: SQLiteStatement
+    private let context: SQLiteStatement
+    private let insertQuarantine: SQLiteStatement
+    private let quarantineCount: SQLiteStatement
+
+    init(connection: SQLiteConnection, tables: EventTableFactory) throws(SQLiteError) {
+        self.tables = tables
+        pendingBatch = try connection.prepare("SELECT id, uuid, context_id FROM upload_batches ORDER BY id LIMIT 1")
+        insertBatch = try connection.prepare("INSERT INTO upload_batches (uuid, context_id, created_ms) VALUES (?, ?, ?) RETURNING id")
+        deleteBatch = try connection.prepare("DELETE FROM upload_batches WHERE id = ?")
+        countAttempt = try connection.prepare("UPDATE upload_batches SET attempts = attempts + 1 WHERE id = ?")
+        session = try connection.prepare("SELECT uuid, started_ms, ended_ms FROM sessions WHERE id = ?")
+        context = try connection.prepare("SELECT properties FROM contexts WHERE id = ?")
+        insertQuarantine = try connection.prepare("""
+            INSERT INTO quarantined_events (uuid, kind, name, payload, http_status, reason, quarantined_ms)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """)
+        quarantineCount = try connection.prepare("SELECT count(*) FROM quarantined_events")
+    }
+
+    private var eventTables: [any EventTable] { [tables.table(for: .point), tables.table(for: .span)] }
+
+    /// The next batch to send: the unfinished one if there is one, otherwise a new one of the
+    /// oldest ready events that share a context, within the bounds. `nil` when nothing is ready.
+    func nextBatch(maxEvents: Int, maxBytes: Int, now: Int64) throws(SQLiteError) -> OutgoingBatch? {
+        if let pending = try pendingBatch.collect({ ($0.int64(at: 0), $0.uuid(at: 1), $0.int64(at: 2)) }).first {
+            var events: [StoredEvent] = []
+            for table in eventTables { events += try table.rows(inBatch: pending.0) }
+            if !events.isEmpty {
+                return try encode(rowID: pending.0, id: pending.1, contextRowID: pending.2, events: Self.oldestFirst(events), now: now)
+            }
+            try delete(batch: pending.0)  // its rows are gone (pruned); forget it
+        }
+
+        var oldest: (contextRowID: Int64, timestamp: Int64)?
+        for table in eventTables {
+            if let candidate = try table.oldestReady(), candidate.timestamp < oldest?.timestamp ?? .max { oldest = candidate }
+        }
+        guard let contextRowID = oldest?.contextRowID else { return nil }
+        var candidates: [StoredEvent] = []
+        for table in eventTables { candidates += try table.ready(contextRowID: contextRowID, limit: maxEvents) }
+        candidates = Self.oldestFirst(candidates)
+
+        // Take events, oldest first, until the count or the byte bound (at least one, whatever its size).
+        var sessions: [Int64: UUID] = [:]
+        var chosen: [StoredEvent] = []
+        var encoded: [[UInt8]] = []
+        var bytes = BatchEncoder.envelopeAllowance
+        for event in candidates.prefix(maxEvents) {
+            let sessionID = try sessionUUID(event.sessionRowID, cache: &sessions)
+            let json = BatchEncoder.event(event, session: sessionID)
+            if !chosen.isEmpty && bytes + json.count + 1 > maxBytes { break }
+            bytes += json.count + 1
+            chosen.append(event)
+            encoded.append(json)
+        }
+        let id = UUID()
+        try insertBatch.bind(id, at: 1)
+        try insertBatch.bind(contextRowID, at: 2)
+        try insertBatch.bind(now, at: 3)
+        guard let rowID = try insertBatch.collect({ $0.int64(at: 0) }).first else {
+            throw SQLiteError(code: 1, message: "inserting an upload batch returned no row id")
+        }
+        for event in chosen { try tables.table(for: event.kind).assign(rowID: event.rowID, toBatch: rowID) }
+        return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: chosen, now: now, encoded: encoded)
+    }
+
+    private static func oldestFirst(_ events: [StoredEvent]) -> [StoredEvent] {
+        events.sorted { ($0.timestamp, $0.kind == .point ? 0 : 1, $0.rowID) < ($1.timestamp, $1.kind == .point ? 0 : 1, $1.rowID) }
+    }
+
+    private func sessionUUID(_ rowID: Int64, cache: inout [Int64: UUID]) throws(SQLiteError) -> UUID {
+        if let known = cache[rowID] { return known }
+        try session.bind(rowID, at: 1)
+        let id = try session.collect { $0.uuid(at: 0) }.first ?? .nilUUID
+        cache[rowID] = id
+        return id
+    }
+
+    private func encode(rowID: Int64, id: UUID, contextRowID: Int64, events: [StoredEvent], now: Int64,
+                        encoded: [[UInt8]]? = nil) throws(SQLiteError) -> OutgoingBatch {
+        try context.bind(contextRowID, at: 1)
+        let json = try context.collect { $0.text(at: 0) }.first ?? nil
+        let properties = json.flatMap { try? JSONDecoder().decode(StandardProperties.self, from: Data($0.utf8)) }
+            ?? StandardProperties(appID: "unknown", appVersion: "unknown")
+
+        var sessionIDs: [Int64: UUID] = [:]
+        var sessionInfos: [BatchEncoder.SessionInfo] = []
+        for rowID in Set(events.map(\.sessionRowID)).sorted() {
+            try session.bind(rowID, at: 1)
+            let row = try session.collect { ($0.uuid(at: 0), $0.int64(at: 1), $0.isNull(at: 2) ? nil : $0.int64(at: 2)) }.first
+            let id = row?.0 ?? .nilUUID
+            sessionIDs[rowID] = id
+            sessionInfos.append(.init(id: id, started: row?.1 ?? 0, ended: row?.2))
+        }
+        let eventJSON = encoded ?? events.map { BatchEncoder.event($0, session: sessionIDs[$0.sessionRowID] ?? .nilUUID) }
+        let body = BatchEncoder.batch(id: id, sentAt: now, properties: properties, sessions: sessionInfos, events: eventJSON)
+        return OutgoingBatch(rowID: rowID, id: id, events: events, body: body, encodedEvents: eventJSON)
+    }
+
+    /// The collector stored the batch: its events leave the device. Returns how many.
+    func delivered(_ batch: OutgoingBatch) throws(SQLiteError) -> Int {
+        var deleted = 0
+        for table in eventTables { deleted += try table.deleteRows(inBatch: batch.rowID) }
+        try delete(batch: batch.rowID)
+        return deleted
+    }
+
+    /// The batch will be sent again in smaller pieces: its events become ready again.
+    func release(_ batch: OutgoingBatch) throws(SQLiteError) {
+        for table in eventTables { try table.release(batch: batch.rowID) }
+        try delete(batch: batch.rowID)
+    }
+
+    /// The collector refused this single event for good: keep it aside with the reason, so it
+    /// never blocks the events behind it, and can still be inspected.
+    func quarantine(_ batch: OutgoingBatch, status: Int, reason: String, now: Int64) throws(SQLiteError) {
+        for (event, json) in zip(batch.events, batch.encodedEvents) {
+            try insertQuarantine.bind(event.id, at: 1)
+            try insertQuarantine.bind(event.kind.rawValue, at: 2)
+            try insertQuarantine.bind(event.name, at: 3)
+            try insertQuarantine.bindText(json, at: 4)
+            try insertQuarantine.bind(Int64(status), at: 5)
+            try insertQuarantine.bind(reason, at: 6)
+            try insertQuarantine.bind(now, at: 7)
+            try insertQuarantine.run()
+            try tables.table(for: event.kind).delete(rowID: event.rowID)
+        }
+        try delete(batch: batch.rowID)
+    }
+
+    func countAttempt(_ batch: OutgoingBatch) throws(SQLiteError) {
+        try countAttempt.bind(batch.rowID, at: 1)
+        try countAttempt.run()
+    }
+
+    private func delete(batch rowID: Int64) throws(SQLiteError) {
+        try deleteBatch.bind(rowID, at: 1)
+        try deleteBatch.run()
+    }
+
+    func quarantinedCount() throws(SQLiteError) -> Int {
+        Int(try quarantineCount.collect { $0.int64(at: 0) }.first ?? 0)
+    }
+
+    /// Events stored and ready to upload, plus those in the unfinished batch.
+    func waitingCount() throws(SQLiteError) -> Int {
+        var count = 0
+        for table in eventTables { count += try table.readyCount() }
+        if let pending = try pendingBatch.collect({ $0.int64(at: 0) }).first {
+            for table in eventTables { count += try table.rows(inBatch: pending).count }
+        }
+        return count
+    }
+}

@@ -1,0 +1,19 @@
+import Foundation
+
+/// An event read back from its table for upload, exactly as stored.
+struct StoredEvent: Sendable {
+    let kind: EventKind
+    let rowID: Int64
+    let id: UUID
+    let sessionRowID: Int64
+    let name: String
+    let type: String
+    /// JSON object text, as stored.
+    let parameters: [UInt8]?
+    /// A point event's time, or a span's start, in Unix milliseconds.
+    let timestamp: Int64
+    /// Span only.
+    let end: Int64?
+    let durationNanoseconds: Int64?
+    let endParameters: [UInt8]?
+}

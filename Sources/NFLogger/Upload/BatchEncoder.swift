@@ -1,0 +1,79 @@
+import Foundation
+import NFLogSupport
+
+/// Writes the wire format of docs/PROTOCOL.md: one event at a time (so a batch can stop at its
+/// byte bound), then the envelope around them.
+enum BatchEncoder {
+    /// A session as the batch's context lists it.
+    struct SessionInfo {
+        let id: UUID
+        let started: Int64
+        let ended: Int64?
+    }
+
+    /// One event's JSON object. Stored parameters are already JSON objects and are copied verbatim.
+    static func event(_ event: StoredEvent, session: UUID) -> [UInt8] {
+        var out = JSONWriter(capacity: 160 + (event.parameters?.count ?? 0) + (event.endParameters?.count ?? 0), maxBytes: .max)
+        out.writeLiteral("{")
+        out.writeKey("uuid"); out.writeUUID(event.id)
+        out.writeLiteral(","); out.writeKey("session"); out.writeUUID(session)
+        out.writeLiteral(","); out.writeKey("name"); out.writeString(event.name)
+        out.writeLiteral(","); out.writeKey("kind"); out.writeString(event.kind.rawValue)
+        out.writeLiteral(","); out.writeKey("type"); out.writeString(event.type)
+        out.writeLiteral(","); out.writeKey("timestamp"); out.writeInteger(event.timestamp)
+        if event.kind == .span {
+            out.writeLiteral(","); out.writeKey("start"); out.writeInteger(event.timestamp)
+            out.writeLiteral(","); out.writeKey("end"); out.writeInteger(event.end ?? event.timestamp)
+            // Microsecond precision is plenty for analysis and keeps the number short.
+            let micros = (event.durationNanoseconds ?? 0) / 1_000
+            out.writeLiteral(","); out.writeKey("duration_ms"); out.writeNumber((Double(micros) / 1_000).description)
+        }
+        if let parameters = event.parameters {
+            out.writeLiteral(","); out.writeKey("parameters"); out.writeRaw(parameters)
+        }
+        if let endParameters = event.endParameters {
+            out.writeLiteral(","); out.writeKey("end_parameters"); out.writeRaw(endParameters)
+        }
+        out.writeLiteral("}")
+        return out.bytes
+    }
+
+    /// The bytes the envelope adds around the events, roughly, for the batch's byte bound.
+    static let envelopeAllowance = 1_024
+
+    /// The whole batch: envelope, context with its sessions, and the already encoded events.
+    static func batch(id: UUID, sentAt: Int64, properties: StandardProperties, sessions: [SessionInfo],
+                      events: [[UInt8]]) -> [UInt8] {
+        var out = JSONWriter(capacity: events.reduce(512) { $0 + $1.count + 1 }, maxBytes: .max)
+        out.writeLiteral("{")
+        out.writeKey("version"); out.writeInteger(Int64(WireProtocol.version))
+        out.writeLiteral(","); out.writeKey("batch_id"); out.writeUUID(id)
+        out.writeLiteral(","); out.writeKey("sent_at"); out.writeInteger(sentAt)
+        out.writeLiteral(","); out.writeKey("sdk")
+        out.writeLiteral("{"); out.writeKey("name"); out.writeString(properties.sdkName)
+        out.writeLiteral(","); out.writeKey("version"); out.writeString(properties.sdkVersion)
+        out.writeLiteral("}")
+        out.writeLiteral(","); out.writeKey("context")
+        out.writeLiteral("{"); out.writeKey("app_id"); out.writeString(properties.appID)
+        out.writeLiteral(","); out.writeKey("app_version"); out.writeString(properties.appVersion)
+        out.writeLiteral(","); out.writeKey("os_name"); out.writeString(properties.osName)
+        out.writeLiteral(","); out.writeKey("os_version"); out.writeString(properties.osVersion)
+        out.writeLiteral(","); out.writeKey("locale"); out.writeString(properties.locale)
+        out.writeLiteral(","); out.writeKey("sessions"); out.writeLiteral("[")
+        for (index, session) in sessions.enumerated() {
+            if index > 0 { out.writeLiteral(",") }
+            out.writeLiteral("{"); out.writeKey("id"); out.writeUUID(session.id)
+            out.writeLiteral(","); out.writeKey("started_at"); out.writeInteger(session.started)
+            if let ended = session.ended { out.writeLiteral(","); out.writeKey("ended_at"); out.writeInteger(ended) }
+            out.writeLiteral("}")
+        }
+        out.writeLiteral("]}")
+        out.writeLiteral(","); out.writeKey("events"); out.writeLiteral("[")
+        for (index, event) in events.enumerated() {
+            if index > 0 { out.writeLiteral(",") }
+            out.writeRaw(event)
+        }
+        out.writeLiteral("]}")
+        return out.bytes
+    }
+}

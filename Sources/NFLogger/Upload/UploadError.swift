@@ -1,0 +1,43 @@
+/// Why an upload did not happen or did not succeed. Stored events are kept in every case.
+public enum UploadError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No ``Configuration/uploadURL`` is set: events stay on the device.
+    case notConfigured
+    /// The app is suspended (``NFLogger/suspend()``): nothing is sent until ``NFLogger/resume()``.
+    case suspended
+    /// The logger was closed.
+    case closed
+    /// No response arrived: connection refused or dropped, timeout, TLS failure.
+    case network(String)
+    /// The collector answered with a temporary failure (408, 429, 5xx); the batch will be retried.
+    case server(status: Int, message: String)
+    /// The collector refused the app key or the URL (401, 403, 404, …). Uploads pause for
+    /// ``Configuration/Upload/refusedBackoff``; the data stays.
+    case refused(status: Int, message: String)
+    /// The local database could not be read or updated.
+    case storage(StorageError)
+    /// The batch could not be compressed.
+    case encoding(String)
+
+    public var description: String {
+        switch self {
+        case .notConfigured: "no upload URL is configured"
+        case .suspended: "the app is suspended"
+        case .closed: "the logger is closed"
+        case .network(let detail): "network: \(detail)"
+        case .server(let status, let message): "the collector answered \(status)\(message.isEmpty ? "" : ": \(message)")"
+        case .refused(let status, let message): "the collector refused the upload (\(status))\(message.isEmpty ? "" : ": \(message)")"
+        case .storage(let error): "storage: \(error)"
+        case .encoding(let detail): "encoding: \(detail)"
+        }
+    }
+}
+
+/// What ``NFLogger/flush(completion:)`` reports.
+public struct FlushResult: Sendable, Equatable {
+    /// Events the collector confirmed during this flush.
+    public let uploadedEvents: Int
+    /// Events still on the device waiting for upload (spans still open are not counted).
+    public let remainingEvents: Int
+    /// Why the flush stopped before the queue was empty, if it did.
+    public let error: UploadError?
+}

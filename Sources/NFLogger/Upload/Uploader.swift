@@ -1,0 +1,308 @@
+import Dispatch
+import Foundation
+import Logging
+import NFLogSupport
+
+/// Sends the stored events to the collector, one batch at a time, and settles each batch by the
+/// answer: delivered (delete its rows), too big or refused (split it; quarantine a single refused
+/// event), failed (back off and send the same batch again), or not allowed (pause).
+///
+/// All its state lives on the RequestManager's queue; only the HTTP request runs elsewhere.
+final class Uploader: @unchecked Sendable {
+    // @unchecked: every mutable property is read and written only on `queue`, the
+    // RequestManager's serial queue; the network call hands its result back to `queue`.
+    private let queue: DispatchQueue
+    private let database: DatabaseManager
+    private let transport: any HTTPTransport
+    private let url: URL
+    private let appKey: String
+    private let settings: Configuration.Upload
+    private let clock: any EventClock
+    private let logger: Logger
+    private let completionQueue: DispatchQueue
+
+    private enum Phase {
+        case idle
+        case sending
+        /// Waiting after a failure; only a flush or the retry timer sends before `until`.
+        case backingOff(until: DispatchTime)
+        /// The collector refused the key or URL; same rule, with the longer wait.
+        case paused(until: DispatchTime)
+    }
+    private var phase = Phase.idle
+    private var suspended = false
+    private var closed = false
+    private var consecutiveFailures = 0
+    /// Halved on 413/400/422 to split a batch; back to the setting once the queue is empty.
+    private var batchMaxEvents: Int
+    private var recordedSinceUpload = 0
+    private var flushes: [(startedAt: Int, completion: @Sendable (FlushResult) -> Void)] = []
+    private var retryTimer: (any DispatchSourceTimer)?
+    private var intervalTimer: (any DispatchSourceTimer)?
+
+    private(set) var uploadedEvents = 0
+    private(set) var uploadedBatches = 0
+    private(set) var retriedAttempts = 0
+    private(set) var lastError: UploadError?
+    private(set) var nextAttempt: Date?
+
+    init(queue: DispatchQueue, database: DatabaseManager, transport: any HTTPTransport, url: URL, appKey: String,
+         settings: Configuration.Upload, clock: any EventClock, logger: Logger, completionQueue: DispatchQueue) {
+        self.queue = queue
+        self.database = database
+        self.transport = transport
+        self.url = url
+        self.appKey = appKey
+        self.settings = settings
+        self.clock = clock
+        self.logger = logger
+        self.completionQueue = completionQueue
+        self.batchMaxEvents = settings.batchMaxEvents
+    }
+
+    deinit {
+        retryTimer?.cancel()
+        intervalTimer?.cancel()
+    }
+
+    // MARK: Triggers (all on `queue`)
+
+    /// Starts the interval timer and sends what a previous run left behind.
+    func start() {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let interval = DispatchTimeInterval.nanoseconds(Int(clamping: settings.interval.nanoseconds))
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(100))
+        timer.setEventHandler { [weak self] in self?.trigger(flush: false) }
+        timer.resume()
+        intervalTimer = timer
+        trigger(flush: false)
+    }
+
+    /// Counts newly recorded events; past the threshold, uploads without waiting for the interval.
+    func recorded(_ count: Int) {
+        recordedSinceUpload += count
+        if recordedSinceUpload >= settings.countThreshold { trigger(flush: false) }
+    }
+
+    /// Uploads now if nothing forbids it. A flush also cuts a backoff or pause short.
+    private func trigger(flush: Bool) {
+        guard !closed, !suspended else { return }
+        switch phase {
+        case .sending:
+            return  // the send loop goes on by itself after the response
+        case .backingOff(let until), .paused(let until):
+            guard flush || DispatchTime.now() >= until else { return }
+        case .idle:
+            break
+        }
+        sendNext()
+    }
+
+    /// Uploads everything stored, then reports. Stops at the first failure and says why.
+    func flush(_ completion: @escaping @Sendable (FlushResult) -> Void) {
+        flushes.append((uploadedEvents, completion))
+        if closed { return finishFlushes(.closed) }
+        if suspended { return finishFlushes(.suspended) }
+        trigger(flush: true)
+    }
+
+    func suspend() {
+        suspended = true
+        finishFlushes(.suspended)
+    }
+
+    func resume() {
+        guard suspended else { return }
+        suspended = false
+        trigger(flush: false)
+    }
+
+    func close() {
+        closed = true
+        retryTimer?.cancel()
+        intervalTimer?.cancel()
+        finishFlushes(.closed)
+    }
+
+    // MARK: The send loop
+
+    private func sendNext() {
+        guard !closed, !suspended else {
+            phase = .idle
+            return finishFlushes(closed ? .closed : .suspended)
+        }
+        let now = clock.wallMilliseconds()
+        let maxEvents = batchMaxEvents
+        let batch: OutgoingBatch?
+        do {
+            batch = try database.withOutbox { (outbox) throws(SQLiteError) in
+                try outbox.nextBatch(maxEvents: maxEvents, maxBytes: settings.batchMaxBytes, now: now)
+            }
+        } catch {
+            return backOff(.storage(error), retryAfter: nil)
+        }
+        guard let batch else {
+            // Nothing ready: the queue is empty.
+            phase = .idle
+            batchMaxEvents = settings.batchMaxEvents
+            recordedSinceUpload = 0
+            return finishFlushes(nil)
+        }
+        let body: [UInt8]
+        do { body = try Gzip.compress(batch.body, level: settings.gzipLevel) } catch {
+            return backOff(.encoding("\(error)"), retryAfter: nil)
+        }
+        let request = HTTPRequest(url: url, method: "POST", headers: [
+            "Content-Type": "application/json",
+            "Content-Encoding": "gzip",
+            WireProtocol.appKeyHeader: appKey,
+            "User-Agent": "\(NFLogger.sdkName)/\(NFLogger.sdkVersion)",
+        ], body: Data(body))
+        phase = .sending
+        recordedSinceUpload = 0
+        logger.trace("uploading batch", metadata: ["batch": "\(batch.id)", "events": "\(batch.events.count)", "bytes": "\(body.count)"])
+        let transport = self.transport
+        Task {
+            let outcome: Result<HTTPResponse, any Error>
+            do { outcome = .success(try await transport.send(request)) } catch { outcome = .failure(error) }
+            self.queue.async { self.settle(batch, outcome) }
+        }
+    }
+
+    private func settle(_ batch: OutgoingBatch, _ outcome: Result<HTTPResponse, any Error>) {
+        let response: HTTPResponse
+        switch outcome {
+        case .failure(let error):
+            return retry(batch, .network(Self.describe(error)), retryAfter: nil)
+        case .success(let value):
+            response = value
+        }
+        let status = response.status
+        let message = Self.message(in: response)
+        switch status {
+        case 200..<300:
+            do {
+                let deleted = try database.withOutbox { (outbox) throws(SQLiteError) in try outbox.delivered(batch) }
+                uploadedEvents += deleted
+                uploadedBatches += 1
+            } catch {
+                // Delivered but not deleted: the same batch goes again and the collector's
+                // de-duplication drops it. Nothing is lost either way.
+                return backOff(.storage(error), retryAfter: nil)
+            }
+            consecutiveFailures = 0
+            lastError = nil
+            nextAttempt = nil
+            sendNext()
+        case 400, 413, 422:
+            if batch.events.count > 1 {
+                // Too big, or one event in it is refused: send it again in halves to find out.
+                logger.debug("splitting a refused batch", metadata: ["status": "\(status)", "events": "\(batch.events.count)"])
+                batchMaxEvents = max(1, batch.events.count / 2)
+                do { try database.withOutbox { (outbox) throws(SQLiteError) in try outbox.release(batch) } } catch {
+                    return backOff(.storage(error), retryAfter: nil)
+                }
+            } else {
+                let now = clock.wallMilliseconds()
+                logger.warning("the collector refused an event; it is quarantined", metadata: ["status": "\(status)", "reason": "\(message)"])
+                do {
+                    try database.withOutbox { (outbox) throws(SQLiteError) in
+                        try outbox.quarantine(batch, status: status, reason: message, now: now)
+                    }
+                } catch {
+                    return backOff(.storage(error), retryAfter: nil)
+                }
+            }
+            sendNext()
+        case 408, 429, 500..<600:
+            retry(batch, .server(status: status, message: message), retryAfter: Self.retryAfter(response))
+        default:
+            // 401, 403, 404, … : retrying soon cannot help. Keep everything and wait long.
+            pause(.refused(status: status, message: message))
+        }
+    }
+
+    // MARK: Waiting
+
+    private func retry(_ batch: OutgoingBatch, _ error: UploadError, retryAfter: Duration?) {
+        try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.countAttempt(batch) }
+        retriedAttempts += 1
+        backOff(error, retryAfter: retryAfter)
+    }
+
+    /// Exponential backoff with full jitter: a random wait in [0, min(max, initial × 2^failures)],
+    /// and never less than the collector's `Retry-After`.
+    private func backOff(_ error: UploadError, retryAfter: Duration?) {
+        consecutiveFailures += 1
+        let ceiling = Self.seconds(settings.initialBackoff) * pow(2, Double(min(consecutiveFailures - 1, 40)))
+        var delay = Double.random(in: 0...min(Self.seconds(settings.maxBackoff), ceiling))
+        if let retryAfter { delay = max(delay, min(Self.seconds(retryAfter), 86_400)) }
+        logger.debug("upload failed; retrying later", metadata: ["error": "\(error)", "delay_s": "\(delay)"])
+        wait(delay, then: { .backingOff(until: $0) }, error)
+    }
+
+    private func pause(_ error: UploadError) {
+        logger.error("the collector refused uploads; pausing them", metadata: ["error": "\(error)"])
+        wait(Self.seconds(settings.refusedBackoff), then: { .paused(until: $0) }, error)
+    }
+
+    private func wait(_ seconds: Double, then phaseUntil: (DispatchTime) -> Phase, _ error: UploadError) {
+        let delay = DispatchTimeInterval.nanoseconds(Int(min(seconds, 7 * 86_400) * 1e9))
+        let until = DispatchTime.now() + delay
+        phase = phaseUntil(until)
+        lastError = error
+        nextAttempt = Date(timeIntervalSince1970: Double(clock.wallMilliseconds()) / 1000 + seconds)
+        retryTimer?.cancel()
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: until, leeway: .milliseconds(10))
+        timer.setEventHandler { [weak self] in self?.trigger(flush: false) }
+        timer.resume()
+        retryTimer = timer
+        finishFlushes(error)
+    }
+
+    private func finishFlushes(_ error: UploadError?) {
+        guard !flushes.isEmpty else { return }
+        let remaining = (try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.waitingCount() }) ?? 0
+        let uploaded = uploadedEvents
+        let waiting = flushes
+        flushes = []
+        completionQueue.async {
+            for flush in waiting {
+                flush.completion(FlushResult(uploadedEvents: uploaded - flush.startedAt, remainingEvents: remaining, error: error))
+            }
+        }
+    }
+
+    // MARK: Reading responses
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// The collector's error message (`{"error":{"message":"…"}}`), or the start of the body.
+    static func message(in response: HTTPResponse) -> String {
+        if let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
+           let error = object["error"] as? [String: Any], let message = error["message"] as? String {
+            return String(message.prefix(500))
+        }
+        return String(decoding: response.body.prefix(200), as: UTF8.self)
+    }
+
+    /// `Retry-After` as seconds or as an HTTP date.
+    static func retryAfter(_ response: HTTPResponse) -> Duration? {
+        guard let value = response.header("Retry-After")?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if let seconds = Int(value) { return .seconds(max(0, seconds)) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: value) else { return nil }
+        return .milliseconds(max(0, Int64(date.timeIntervalSinceNow * 1000)))
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? URLError { return "\(error.code.rawValue): \(error.localizedDescription)" }
+        return "\(error)"
+    }
+}
