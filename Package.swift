@@ -6,11 +6,16 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "NFLogger", targets: ["NFLogger"]),
+        .library(name: "NFLogCollector", targets: ["NFLogCollector"]),
+        .executable(name: "nflog-collector", targets: ["nflog-collector"]),
+        // For app developers' tests: a real collector in-process on loopback.
+        .library(name: "NFLoggerTesting", targets: ["NFLoggerTesting"]),
         .executable(name: "nflog-demo", targets: ["nflog-demo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         // System libraries: libsqlite3 and zlib (Debian: libsqlite3-dev, zlib1g-dev).
@@ -25,6 +30,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The collector as a library (routes, storage, reports), so tests can run it in-process.
+        .target(
+            name: "NFLogCollector",
+            dependencies: [
+                "NFLogSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "nflog-collector",
+            dependencies: [
+                "NFLogCollector",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "NFLoggerTesting", dependencies: ["NFLogCollector"]),
         .executableTarget(
             name: "nflog-demo",
             dependencies: [
@@ -34,5 +57,7 @@ let package = Package(
             path: "Demo"
         ),
         .testTarget(name: "NFLoggerTests", dependencies: ["NFLogger", "NFLogSupport", "CSQLite"]),
+        .testTarget(name: "NFLogCollectorTests", dependencies: ["NFLogCollector", "NFLoggerTesting", "NFLogger", "NFLogSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport"]),
     ]
 )

@@ -47,6 +47,10 @@ public final class SQLiteStatement {
         return sqlite3_bind_text(handle, index, base?.assumingMemoryBound(to: CChar.self), length, SQLITE_TRANSIENT)
     }
 
+    public func bind(_ value: Double, at index: Int32) throws(SQLiteError) {
+        try check(sqlite3_bind_double(handle, index, value))
+    }
+
     public func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws(SQLiteError) {
         guard let length = Int32(exactly: bytes.count) else { return try check(SQLITE_TOOBIG) }
         try check(sqlite3_bind_blob(handle, index, bytes.baseAddress, length, SQLITE_TRANSIENT))
@@ -83,6 +87,14 @@ public final class SQLiteStatement {
         _ = try step()
     }
 
+    /// Steps through every row, collecting them, then resets the statement.
+    public func collect<T>(_ row: (SQLiteStatement) -> T) throws(SQLiteError) -> [T] {
+        defer { reset() }
+        var rows: [T] = []
+        while try step() { rows.append(row(self)) }
+        return rows
+    }
+
     /// Resets the statement and clears its bindings so no value leaks into the next use.
     public func reset() {
         sqlite3_reset(handle)
@@ -96,6 +108,10 @@ public final class SQLiteStatement {
 
     public func int64(at column: Int32) -> Int64 {
         sqlite3_column_int64(handle, column)
+    }
+
+    public func double(at column: Int32) -> Double {
+        sqlite3_column_double(handle, column)
     }
 
     public func isNull(at column: Int32) -> Bool {

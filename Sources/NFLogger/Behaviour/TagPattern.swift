@@ -1,3 +1,5 @@
+import NFLogSupport
+
 /// A pattern over dot-separated event names, with fluentd's semantics.
 ///
 /// - `a.b` matches exactly `a.b`.
@@ -85,7 +87,7 @@ struct Alternative: Sendable, Hashable {
             var hasStar = false
             var previous: UInt8 = 0
             for byte in part {
-                guard EventName.isPartByte(byte) || byte == UInt8(ascii: "*") else {
+                guard EventNameRules.isPartByte(byte) || byte == UInt8(ascii: "*") else {
                     throw PatternSyntaxError(reason: "character \(Self.show(byte)) is not allowed (letters, digits, _, -, *, ., {, }, , only)")
                 }
                 if byte == UInt8(ascii: "*") {

@@ -1,4 +1,5 @@
 import Foundation
+import NFLogSupport
 
 /// Validates event parameters and encodes them as a JSON object, in one pass on the caller's
 /// thread, so that a bad parameter is reported to the caller and nothing reaches storage.
@@ -53,17 +54,7 @@ protocol ParameterValue {
     func write(to writer: inout JSONWriter, depth: Int) throws(ParameterFailure)
 }
 
-/// Appends JSON to a byte buffer, refusing to grow past `maxBytes`.
-struct JSONWriter {
-    private(set) var bytes: [UInt8]
-    let maxBytes: Int
-
-    init(capacity: Int, maxBytes: Int) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
-        self.maxBytes = maxBytes
-    }
-
+extension JSONWriter {
     mutating func writeValue(_ value: Any, depth: Int) throws(ParameterFailure) {
         guard let value = value as? any ParameterValue else {
             throw ParameterFailure(path: [], reason: "values of type \(type(of: value)) are not JSON-compatible; use String, Int, Double, Bool, nil, arrays or [String: Any]")
@@ -117,74 +108,6 @@ struct JSONWriter {
             // The real size is unknown (we stopped early); report what was written so far.
             throw ParameterFailure(path: [], reason: "", tooLarge: (bytes.count, maxBytes))
         }
-    }
-
-    mutating func writeRaw(_ raw: [UInt8]) {
-        bytes.append(contentsOf: raw)
-    }
-
-    mutating func writeInteger(_ value: Int64) {
-        writeNumber(String(value))
-    }
-
-    /// Writes a UUID as a lowercase JSON string without building an intermediate String.
-    mutating func writeUUID(_ id: UUID) {
-        let hex: StaticString = "0123456789abcdef"
-        bytes.append(UInt8(ascii: "\""))
-        withUnsafeBytes(of: id.uuid) { raw in
-            hex.withUTF8Buffer { digits in
-                for (index, byte) in raw.enumerated() {
-                    if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
-                    bytes.append(digits[Int(byte >> 4)])
-                    bytes.append(digits[Int(byte & 0x0F)])
-                }
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    /// Writes `"key":` (keys here are the protocol's own, never user input).
-    mutating func writeKey(_ key: StaticString) {
-        bytes.append(UInt8(ascii: "\""))
-        writeLiteral(key)
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
-    }
-
-    mutating func writeLiteral(_ text: StaticString) {
-        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
-    }
-
-    mutating func writeNumber(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
-    }
-
-    /// Writes a JSON string, escaping quotes, backslashes and control characters.
-    mutating func writeString(_ string: String) {
-        var string = string
-        bytes.append(UInt8(ascii: "\""))
-        string.withUTF8 { utf8 in
-            var runStart = 0
-            for index in 0..<utf8.count {
-                let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-                runStart = index + 1
-                switch byte {
-                case UInt8(ascii: "\""): writeLiteral("\\\"")
-                case UInt8(ascii: "\\"): writeLiteral("\\\\")
-                case UInt8(ascii: "\n"): writeLiteral("\\n")
-                case UInt8(ascii: "\r"): writeLiteral("\\r")
-                case UInt8(ascii: "\t"): writeLiteral("\\t")
-                default:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                              hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-                }
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
-        }
-        bytes.append(UInt8(ascii: "\""))
     }
 }
 

@@ -160,9 +160,11 @@ public final class NFLogger: Sendable {
 
     // MARK: Upload
 
-    /// Writes every call already made, then uploads every stored event now (ignoring the interval
-    /// and any backoff), and reports. It stops at the first failure, which the result names;
-    /// the retry schedule then goes on by itself. While suspended, nothing is sent.
+    /// Writes every call already made, then uploads every stored event now (without waiting for
+    /// the interval), and reports. It stops at the first failure, which the result names; the
+    /// retry schedule then goes on by itself. It does not cut short a backoff or a collector's
+    /// `Retry-After` in force (it reports the failure behind it), and while the app is suspended
+    /// nothing is sent.
     public func flush(completion: @escaping @Sendable (FlushResult) -> Void) {
         requests.flush(completion: completion)
     }

@@ -51,11 +51,7 @@ final class DatabaseManager {
             }
         }
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
-        let journal = try connection.scalarText("PRAGMA journal_mode = WAL")
-        guard journal?.lowercased() == "wal" else {
-            throw SQLiteError(code: 1, message: "SQLite refused WAL journaling (journal_mode is \(journal ?? "unknown"))")
-        }
-        try connection.execute("PRAGMA synchronous = NORMAL")
+        try connection.enableWriteAheadLog()
         try Schema.migrate(connection)
         let tables = try EventTableFactory(connection: connection)
         let opened = Open(connection: connection, tables: tables,

@@ -51,14 +51,6 @@ extension SQLiteStatement {
                     durationNanoseconds: kind == .span && !isNull(at: 8) ? int64(at: 8) : nil,
                     endParameters: kind == .span ? blob(at: 9) : nil)
     }
-
-    /// Steps through every row, collecting them. Resets the statement afterwards.
-    func collect<T>(_ row: (SQLiteStatement) -> T) throws(SQLiteError) -> [T] {
-        defer { reset() }
-        var rows: [T] = []
-        while try step() { rows.append(row(self)) }
-        return rows
-    }
 }
 
 /// The SQL that differs between the event tables, so the upload queries are written once.

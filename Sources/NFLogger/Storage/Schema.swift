@@ -3,11 +3,7 @@ import NFLogSupport
 /// in `PRAGMA user_version`; opening it applies the rest, each in its own transaction.
 /// Never edit a migration that has shipped: add a new one.
 enum Schema {
-    struct Migration {
-        let version: Int32
-        let name: String
-        let sql: String
-    }
+    typealias Migration = SQLiteMigration
 
     static let migrations: [Migration] = [
         Migration(version: 1, name: "point, span, session and context tables", sql: """
@@ -73,21 +69,8 @@ enum Schema {
 
     static var latestVersion: Int32 { migrations.last?.version ?? 0 }
 
-    /// Brings the database up to ``latestVersion``.
-    /// - Throws: when the database is newer than this SDK, or a migration fails (it is rolled back).
+    /// Brings the database up to ``latestVersion`` (or `target`, for tests of old versions).
     static func migrate(_ connection: SQLiteConnection, upTo target: Int32 = latestVersion) throws(SQLiteError) {
-        let current = Int32(truncatingIfNeeded: try connection.scalarInt("PRAGMA user_version"))
-        if current > latestVersion {
-            throw SQLiteError(code: 1, message: "the database has schema version \(current), newer than this SDK understands (\(latestVersion)); it was written by a newer NFLogger")
-        }
-        for migration in migrations where migration.version > current && migration.version <= target {
-            try connection.transaction { () throws(SQLiteError) in
-                // Another process may have migrated while we waited for the write lock.
-                let now = try connection.scalarInt("PRAGMA user_version")
-                guard now < migration.version else { return }
-                try connection.execute(migration.sql)
-                try connection.execute("PRAGMA user_version = \(migration.version)")
-            }
-        }
+        try SQLiteMigrator.migrate(connection, migrations, upTo: target)
     }
 }

@@ -72,38 +72,42 @@ final class Uploader: @unchecked Sendable {
         let timer = DispatchSource.makeTimerSource(queue: queue)
         let interval = DispatchTimeInterval.nanoseconds(Int(clamping: settings.interval.nanoseconds))
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(100))
-        timer.setEventHandler { [weak self] in self?.trigger(flush: false) }
+        timer.setEventHandler { [weak self] in self?.trigger() }
         timer.resume()
         intervalTimer = timer
-        trigger(flush: false)
+        trigger()
     }
 
     /// Counts newly recorded events; past the threshold, uploads without waiting for the interval.
     func recorded(_ count: Int) {
         recordedSinceUpload += count
-        if recordedSinceUpload >= settings.countThreshold { trigger(flush: false) }
+        if recordedSinceUpload >= settings.countThreshold { trigger() }
     }
 
-    /// Uploads now if nothing forbids it. A flush also cuts a backoff or pause short.
-    private func trigger(flush: Bool) {
-        guard !closed, !suspended else { return }
-        switch phase {
-        case .sending:
-            return  // the send loop goes on by itself after the response
-        case .backingOff(let until), .paused(let until):
-            guard flush || DispatchTime.now() >= until else { return }
-        case .idle:
-            break
-        }
+    /// Uploads now unless suspended, closed, already sending, or waiting out a backoff or pause.
+    private func trigger() {
+        guard !closed, !suspended, !isWaiting else { return }
+        if case .sending = phase { return }  // the send loop goes on by itself after the response
         sendNext()
     }
 
-    /// Uploads everything stored, then reports. Stops at the first failure and says why.
+    /// Whether a backoff or pause is still in force. Nothing, not even a flush, cuts it short:
+    /// the collector's `Retry-After` and the fleet-wide jitter are there to protect it.
+    private var isWaiting: Bool {
+        switch phase {
+        case .backingOff(let until), .paused(let until): DispatchTime.now() < until
+        case .idle, .sending: false
+        }
+    }
+
+    /// Uploads everything stored, then reports. Stops at the first failure and says why; during
+    /// a backoff it reports the failure that caused it without sending.
     func flush(_ completion: @escaping @Sendable (FlushResult) -> Void) {
         flushes.append((uploadedEvents, completion))
         if closed { return finishFlushes(.closed) }
         if suspended { return finishFlushes(.suspended) }
-        trigger(flush: true)
+        if isWaiting { return finishFlushes(lastError) }
+        trigger()
     }
 
     func suspend() {
@@ -114,7 +118,7 @@ final class Uploader: @unchecked Sendable {
     func resume() {
         guard suspended else { return }
         suspended = false
-        trigger(flush: false)
+        trigger()
     }
 
     func close() {
@@ -255,7 +259,7 @@ final class Uploader: @unchecked Sendable {
         retryTimer?.cancel()
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: until, leeway: .milliseconds(10))
-        timer.setEventHandler { [weak self] in self?.trigger(flush: false) }
+        timer.setEventHandler { [weak self] in self?.trigger() }
         timer.resume()
         retryTimer = timer
         finishFlushes(error)

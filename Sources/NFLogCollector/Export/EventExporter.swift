@@ -1,0 +1,44 @@
+import NFLogSupport
+
+/// Writes stored events as JSON lines: every field, the uuid, the context and session, and the
+/// parameters verbatim. The format `nflog-collector export` prints.
+enum EventExporter {
+    static func export(_ connection: SQLiteConnection, app: String?, line: ([UInt8]) -> Void) throws(SQLiteError) {
+        let statement = try connection.prepare("""
+            SELECT e.app, e.uuid, e.batch_id, e.session, e.name, e.kind, e.type, e.timestamp_ms, e.end_ms, e.duration_ms,
+                   e.parameters, e.end_parameters, e.received_ms,
+                   c.sdk_name, c.sdk_version, c.app_id, c.app_version, c.os_name, c.os_version, c.locale
+            FROM events e JOIN contexts c ON c.id = e.context_id
+            WHERE ?1 IS NULL OR e.app = ?1
+            ORDER BY e.id
+            """)
+        if let app { try statement.bind(app, at: 1) } else { try statement.bindNull(at: 1) }
+        defer { statement.reset() }
+        while try statement.step() {
+            var out = JSONWriter(capacity: 512)
+            out.writeLiteral("{"); out.writeKey("app"); out.writeString(statement.text(at: 0) ?? "")
+            out.writeLiteral(","); out.writeKey("uuid"); out.writeUUID(statement.uuid(at: 1))
+            out.writeLiteral(","); out.writeKey("batch_id"); out.writeUUID(statement.uuid(at: 2))
+            out.writeLiteral(","); out.writeKey("session"); out.writeUUID(statement.uuid(at: 3))
+            out.writeLiteral(","); out.writeKey("name"); out.writeString(statement.text(at: 4) ?? "")
+            out.writeLiteral(","); out.writeKey("kind"); out.writeString(statement.text(at: 5) ?? "")
+            out.writeLiteral(","); out.writeKey("type"); out.writeString(statement.text(at: 6) ?? "")
+            out.writeLiteral(","); out.writeKey("timestamp"); out.writeInteger(statement.int64(at: 7))
+            if !statement.isNull(at: 8) { out.writeLiteral(","); out.writeKey("end"); out.writeInteger(statement.int64(at: 8)) }
+            if !statement.isNull(at: 9) { out.writeLiteral(","); out.writeKey("duration_ms"); out.writeDouble(statement.double(at: 9)) }
+            if let parameters = statement.blob(at: 10) { out.writeLiteral(","); out.writeKey("parameters"); out.writeRaw(parameters) }
+            if let end = statement.blob(at: 11) { out.writeLiteral(","); out.writeKey("end_parameters"); out.writeRaw(end) }
+            out.writeLiteral(","); out.writeKey("received_at"); out.writeInteger(statement.int64(at: 12))
+            out.writeLiteral(","); out.writeKey("context"); out.writeLiteral("{")
+            out.writeKey("sdk_name"); out.writeString(statement.text(at: 13) ?? "")
+            out.writeLiteral(","); out.writeKey("sdk_version"); out.writeString(statement.text(at: 14) ?? "")
+            out.writeLiteral(","); out.writeKey("app_id"); out.writeString(statement.text(at: 15) ?? "")
+            out.writeLiteral(","); out.writeKey("app_version"); out.writeString(statement.text(at: 16) ?? "")
+            out.writeLiteral(","); out.writeKey("os_name"); out.writeString(statement.text(at: 17) ?? "")
+            out.writeLiteral(","); out.writeKey("os_version"); out.writeString(statement.text(at: 18) ?? "")
+            out.writeLiteral(","); out.writeKey("locale"); out.writeString(statement.text(at: 19) ?? "")
+            out.writeLiteral("}}\n")
+            line(out.bytes)
+        }
+    }
+}

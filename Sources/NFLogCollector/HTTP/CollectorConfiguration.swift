@@ -1,0 +1,34 @@
+/// How a collector listens and what it accepts.
+public struct CollectorConfiguration: Sendable {
+    /// The address to bind. In development mode only loopback addresses are allowed.
+    public var host = "127.0.0.1"
+    /// The port; 0 picks a free one (the URL printed or passed to `onListening` says which).
+    public var port = 8080
+    /// The accepted app keys.
+    public var keys = AppKeys.development
+    /// The largest request body accepted as sent (compressed or not). Default: 4 MiB.
+    public var maxBodyBytes = 4 * 1024 * 1024
+    /// The largest body accepted once inflated, against gzip bombs. Default: 16 MiB.
+    public var maxInflatedBytes = 16 * 1024 * 1024
+    /// The most events one batch may hold. Default: 10,000.
+    public var maxEventsPerBatch = 10_000
+    /// Nesting and string-length limits for the JSON parser.
+    public var json = JSONParser.Limits()
+
+    public init() {}
+
+    static let loopbackHosts: Set<String> = ["127.0.0.1", "::1", "localhost"]
+}
+
+/// Why a collector cannot start.
+public enum CollectorError: Error, Sendable, CustomStringConvertible {
+    /// Without a keys file, anyone knows the key (`dev-key`): such a collector must not be reachable.
+    case developmentModeNeedsLoopback(host: String)
+
+    public var description: String {
+        switch self {
+        case .developmentModeNeedsLoopback(let host):
+            "refusing to listen on \(host) in development mode (no --keys file): anyone could upload with dev-key. Use --host 127.0.0.1, or give --keys FILE."
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NFLogSupport
+import NIOCore
+
+/// The collector's HTTP API (docs/PROTOCOL.md): `POST /v1/events`, `GET /v1/stats`, `GET /health`.
+///
+/// Every refusal is an `HTTPError` with a message saying what is wrong, rendered as
+/// `{"error":{"message":"…"}}`; nothing is stored for a refused request.
+struct CollectorRoutes: Sendable {
+    let store: any EventStore
+    let configuration: CollectorConfiguration
+    let decoder: BatchDecoder
+    let appKeyHeader: HTTPField.Name
+
+    init(store: any EventStore, configuration: CollectorConfiguration) {
+        self.store = store
+        self.configuration = configuration
+        var decoder = BatchDecoder()
+        decoder.maxEvents = configuration.maxEventsPerBatch
+        self.decoder = decoder
+        // The header name is a valid token, so this never falls back.
+        self.appKeyHeader = HTTPField.Name(WireProtocol.appKeyHeader) ?? .authorization
+    }
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.post(RouterPath(WireProtocol.eventsPath)) { request, _ in try await postEvents(request) }
+        router.get(RouterPath(WireProtocol.statsPath)) { request, _ in try await getStats(request) }
+        router.get(RouterPath(WireProtocol.healthPath)) { _, _ in Self.json(#"{"status":"ok"}"#) }
+    }
+
+    /// The app the request's key belongs to, or 401.
+    private func authenticate(_ request: Request) throws -> String {
+        guard let key = request.headers[appKeyHeader], !key.isEmpty else {
+            throw HTTPError(.unauthorized, message: "missing app key: send it in the \(WireProtocol.appKeyHeader) header")
+        }
+        guard let app = configuration.keys.app(forKey: key) else {
+            throw HTTPError(.unauthorized, message: "unknown app key")
+        }
+        return app
+    }
+
+    private func postEvents(_ request: Request) async throws -> Response {
+        let app = try authenticate(request)
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > configuration.maxBodyBytes {
+            throw HTTPError(.contentTooLarge, message: "the body is \(length) bytes; the limit is \(configuration.maxBodyBytes)")
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
+        } catch is NIOTooManyBytesError {
+            throw HTTPError(.contentTooLarge, message: "the body is larger than \(configuration.maxBodyBytes) bytes")
+        }
+        var body = Array(buffer.readableBytesView)
+
+        switch request.headers[.contentEncoding]?.lowercased().trimmingCharacters(in: .whitespaces) {
+        case nil, "", "identity":
+            guard body.count <= configuration.maxInflatedBytes else {
+                throw HTTPError(.contentTooLarge, message: "the body is larger than \(configuration.maxInflatedBytes) bytes")
+            }
+        case "gzip":
+            do {
+                body = try Gzip.decompress(body, maxOutputBytes: configuration.maxInflatedBytes)
+            } catch .tooLarge(let limit) {
+                throw HTTPError(.contentTooLarge, message: "the gzip body inflates to more than \(limit) bytes")
+            } catch {
+                throw HTTPError(.badRequest, message: "Content-Encoding is gzip but the body is \(error)")
+            }
+        case let other?:
+            throw HTTPError(.unsupportedMediaType, message: "Content-Encoding \"\(other)\" is not supported; use gzip or identity")
+        }
+
+        let batch: Batch
+        do {
+            var limits = configuration.json
+            limits.maxDepth = max(limits.maxDepth, 4)
+            batch = try decoder.decode(body, limits: limits)
+        } catch {
+            throw HTTPError(.badRequest, message: "invalid batch: \(error)")
+        }
+        let result = try await store.store(batch, app: app, receivedAt: Int64(Date().timeIntervalSince1970 * 1000))
+        var out = JSONWriter(capacity: 128)
+        out.writeLiteral("{"); out.writeKey("batch_id"); out.writeUUID(batch.id)
+        out.writeLiteral(","); out.writeKey("accepted"); out.writeInteger(Int64(result.accepted))
+        out.writeLiteral(","); out.writeKey("duplicates"); out.writeInteger(Int64(result.duplicates))
+        out.writeLiteral("}")
+        return Self.json(out.bytes)
+    }
+
+    private func getStats(_ request: Request) async throws -> Response {
+        let app = try authenticate(request)
+        let stats = try await store.stats(app: app)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return Self.json(Array(try encoder.encode(stats)))
+    }
+
+    static func json(_ text: String) -> Response { json(Array(text.utf8)) }
+
+    static func json(_ bytes: [UInt8]) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}

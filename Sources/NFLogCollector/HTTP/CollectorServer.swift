@@ -1,0 +1,52 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+
+/// The collector: an HTTP server (Hummingbird) in front of an ``EventStore``.
+///
+/// ```swift
+/// let server = try CollectorServer(configuration: configuration, store: SQLiteEventStore(path: "events.sqlite"))
+/// try await server.run { url in print("listening on \(url)") }
+/// ```
+public struct CollectorServer: Sendable {
+    public let configuration: CollectorConfiguration
+    public let store: any EventStore
+    private let logger: Logger
+
+    /// - Throws: ``CollectorError/developmentModeNeedsLoopback(host:)`` when there are no real
+    ///   keys and the host is not a loopback address.
+    public init(configuration: CollectorConfiguration, store: any EventStore, logger: Logger? = nil) throws {
+        if configuration.keys.isDevelopment && !CollectorConfiguration.loopbackHosts.contains(configuration.host) {
+            throw CollectorError.developmentModeNeedsLoopback(host: configuration.host)
+        }
+        self.configuration = configuration
+        self.store = store
+        var quiet = Logger(label: "nflog-collector")
+        quiet.logLevel = .warning
+        self.logger = logger ?? quiet
+    }
+
+    /// Serves until the surrounding task is cancelled (or, with `handleSignals`, until SIGINT or
+    /// SIGTERM), then shuts down gracefully: requests in flight complete.
+    /// - Parameter onListening: called once with the base URL, such as `http://127.0.0.1:43117`.
+    public func run(handleSignals: Bool = false, onListening: @escaping @Sendable (URL) async -> Void) async throws {
+        let router = Router()
+        CollectorRoutes(store: store, configuration: configuration).register(on: router)
+        let host = configuration.host
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(host, port: configuration.port), serverName: "nflog-collector"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                let shownHost = host.contains(":") ? "[\(host)]" : host
+                if let url = URL(string: "http://\(shownHost):\(port)") { await onListening(url) }
+            },
+            logger: logger)
+        if handleSignals {
+            try await app.runService()
+        } else {
+            try await app.run()
+        }
+    }
+}

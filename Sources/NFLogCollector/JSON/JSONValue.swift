@@ -1,0 +1,44 @@
+/// A parsed JSON document, as the collector's strict parser produces it.
+public indirect enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case number(JSONNumber)
+    case string(String)
+    case array([JSONValue])
+    case object(JSONObject)
+
+    /// A short name for error messages: "a string", "an object", ….
+    var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}
+
+/// A JSON number: its Double value, and its exact integer value when it was written as one.
+public struct JSONNumber: Sendable, Equatable {
+    /// Set when the text was an integer (no fraction, no exponent) that fits in Int64.
+    public let integer: Int64?
+    public let double: Double
+}
+
+/// A JSON object: members in document order, and where it sits in the input, so that an object
+/// such as an event's parameters can be stored verbatim without being re-encoded.
+public struct JSONObject: Sendable, Equatable {
+    public let members: [(key: String, value: JSONValue)]
+    /// The object's bytes in the parsed input, braces included.
+    public let range: Range<Int>
+
+    public subscript(key: String) -> JSONValue? {
+        members.first { $0.key == key }?.value
+    }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.range == rhs.range && lhs.members.elementsEqual(rhs.members) { $0.key == $1.key && $0.value == $1.value }
+    }
+}

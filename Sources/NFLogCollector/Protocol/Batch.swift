@@ -1,0 +1,49 @@
+import Foundation
+
+/// A validated batch (docs/PROTOCOL.md): one context, the sessions it mentions, the events.
+public struct Batch: Sendable {
+    public let version: Int
+    public let id: UUID
+    public let sentAt: Int64
+    public let sdkName: String
+    public let sdkVersion: String
+    public let context: Context
+    public let events: [Event]
+
+    /// The standard properties of the app instance that sent the batch.
+    public struct Context: Sendable, Hashable {
+        public let appID: String
+        public let appVersion: String
+        public let osName: String
+        public let osVersion: String
+        public let locale: String
+        public let sessions: [Session]
+    }
+
+    public struct Session: Sendable, Hashable {
+        public let id: UUID
+        public let startedAt: Int64
+        public let endedAt: Int64?
+    }
+
+    public enum Kind: String, Sendable {
+        case point
+        case span
+    }
+
+    public struct Event: Sendable {
+        public let id: UUID
+        public let session: UUID
+        public let name: String
+        public let kind: Kind
+        public let type: String
+        /// A point event's time, or a span's start, in Unix milliseconds.
+        public let timestamp: Int64
+        /// Span only.
+        public let end: Int64?
+        public let durationMilliseconds: Double?
+        /// The parameters object, verbatim as sent (it is valid JSON: the batch was parsed).
+        public let parameters: String?
+        public let endParameters: String?
+    }
+}

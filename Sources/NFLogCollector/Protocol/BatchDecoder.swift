@@ -1,0 +1,202 @@
+import Foundation
+import NFLogSupport
+
+/// A batch that breaks the protocol: what is wrong and where (a JSON path such as `events[3].uuid`).
+public struct BatchError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let path: String
+    public let reason: String
+
+    public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }
+}
+
+/// Turns a parsed document into a ``Batch``, checking every rule of docs/PROTOCOL.md.
+/// Fields the protocol does not define are ignored, so newer SDKs can add some.
+public struct BatchDecoder: Sendable {
+    public var maxEvents = 10_000
+    public var maxSessions = 1_000
+
+    public init() {}
+
+    /// Parses and validates a batch body.
+    public func decode(_ body: [UInt8], limits: JSONParser.Limits = .init()) throws(BatchError) -> Batch {
+        let document: JSONValue
+        do { document = try JSONParser.parse(body, limits: limits) } catch {
+            throw BatchError(path: "", reason: "malformed JSON: \(error)")
+        }
+        var result: Result<Batch, BatchError> = .failure(BatchError(path: "", reason: "empty"))
+        body.withUnsafeBufferPointer { raw in
+            do throws(BatchError) { result = .success(try decode(document, raw: raw)) } catch { result = .failure(error) }
+        }
+        return try result.get()
+    }
+
+    private func decode(_ document: JSONValue, raw: UnsafeBufferPointer<UInt8>) throws(BatchError) -> Batch {
+        let root = try Field(value: document, path: "").object()
+        let version = try root["version"].integer()
+        guard version == Int64(WireProtocol.version) else {
+            throw BatchError(path: "version", reason: "unsupported version \(version); this collector reads version \(WireProtocol.version)")
+        }
+        let sdk = try root["sdk"].object()
+        let context = try root["context"].object()
+        let sessionsField = context["sessions"]
+        let sessionValues = try sessionsField.array()
+        guard (1...maxSessions).contains(sessionValues.count) else {
+            throw BatchError(path: sessionsField.path, reason: "must list 1…\(maxSessions) sessions, found \(sessionValues.count)")
+        }
+        var sessions: [Batch.Session] = []
+        var sessionIDs = Set<UUID>()
+        for (index, value) in sessionValues.enumerated() {
+            let session = try Field(value: value, path: "\(sessionsField.path)[\(index)]").object()
+            let id = try session["id"].uuid()
+            guard sessionIDs.insert(id).inserted else {
+                throw BatchError(path: session["id"].path, reason: "session \(id.uuidString.lowercased()) is listed twice")
+            }
+            sessions.append(Batch.Session(id: id, startedAt: try session["started_at"].timestamp(),
+                                          endedAt: try session.optional("ended_at")?.timestamp()))
+        }
+
+        let eventsField = root["events"]
+        let eventValues = try eventsField.array()
+        guard (1...maxEvents).contains(eventValues.count) else {
+            throw BatchError(path: eventsField.path, reason: "must hold 1…\(maxEvents) events, found \(eventValues.count)")
+        }
+        var events: [Batch.Event] = []
+        events.reserveCapacity(eventValues.count)
+        for (index, value) in eventValues.enumerated() {
+            let event = try Field(value: value, path: "events[\(index)]").object()
+            events.append(try decodeEvent(event, sessions: sessionIDs, raw: raw))
+        }
+        return Batch(
+            version: Int(version), id: try root["batch_id"].uuid(), sentAt: try root["sent_at"].timestamp(),
+            sdkName: try sdk["name"].string(maxBytes: 64), sdkVersion: try sdk["version"].string(maxBytes: 64),
+            context: Batch.Context(appID: try context["app_id"].string(maxBytes: 256),
+                                   appVersion: try context["app_version"].string(maxBytes: 64),
+                                   osName: try context["os_name"].string(maxBytes: 64),
+                                   osVersion: try context["os_version"].string(maxBytes: 64),
+                                   locale: try context["locale"].string(maxBytes: 64),
+                                   sessions: sessions),
+            events: events)
+    }
+
+    private func decodeEvent(_ event: ObjectField, sessions: Set<UUID>, raw: UnsafeBufferPointer<UInt8>) throws(BatchError) -> Batch.Event {
+        let sessionField = event["session"]
+        let session = try sessionField.uuid()
+        guard sessions.contains(session) else {
+            throw BatchError(path: sessionField.path, reason: "session \(session.uuidString.lowercased()) is not listed in context.sessions")
+        }
+        let kindField = event["kind"]
+        guard let kind = Batch.Kind(rawValue: try kindField.string(maxBytes: 16)) else {
+            throw BatchError(path: kindField.path, reason: "must be \"point\" or \"span\"")
+        }
+        let timestamp = try event["timestamp"].timestamp()
+        var end: Int64?
+        var duration: Double?
+        var endParameters: String?
+        switch kind {
+        case .span:
+            let startField = event["start"]
+            guard try startField.timestamp() == timestamp else {
+                throw BatchError(path: startField.path, reason: "must equal timestamp")
+            }
+            end = try event["end"].timestamp()
+            let durationField = event["duration_ms"]
+            let value = try durationField.number()
+            guard value >= 0 else { throw BatchError(path: durationField.path, reason: "must not be negative") }
+            duration = value
+            endParameters = try event.optional("end_parameters")?.rawObject(raw)
+        case .point:
+            for field in ["start", "end", "duration_ms", "end_parameters"] where event.optional(field) != nil {
+                throw BatchError(path: event[field].path, reason: "only spans have \(field)")
+            }
+        }
+        return Batch.Event(
+            id: try event["uuid"].uuid(), session: session,
+            name: try event["name"].eventName(maxBytes: EventNameRules.maxNameBytes),
+            kind: kind, type: try event["type"].eventName(maxBytes: EventNameRules.maxTypeBytes),
+            timestamp: timestamp, end: end, durationMilliseconds: duration,
+            parameters: try event.optional("parameters")?.rawObject(raw), endParameters: endParameters)
+    }
+}
+
+/// A value with its path, for errors that say where.
+private struct Field {
+    let value: JSONValue?
+    let path: String
+
+    private func wrong(_ expected: String) -> BatchError {
+        guard let value else { return BatchError(path: path, reason: "is required") }
+        return BatchError(path: path, reason: "must be \(expected), found \(value.kindName)")
+    }
+
+    func object() throws(BatchError) -> ObjectField {
+        guard case .object(let object)? = value else { throw wrong("an object") }
+        return ObjectField(object: object, path: path)
+    }
+
+    func array() throws(BatchError) -> [JSONValue] {
+        guard case .array(let array)? = value else { throw wrong("an array") }
+        return array
+    }
+
+    func string(maxBytes: Int) throws(BatchError) -> String {
+        guard case .string(let string)? = value else { throw wrong("a string") }
+        guard !string.isEmpty, string.utf8.count <= maxBytes else {
+            throw BatchError(path: path, reason: "must be 1…\(maxBytes) bytes long")
+        }
+        return string
+    }
+
+    func eventName(maxBytes: Int) throws(BatchError) -> String {
+        guard case .string(let string)? = value else { throw wrong("a string") }
+        if let problem = EventNameRules.problem(in: string, maxBytes: maxBytes) {
+            throw BatchError(path: path, reason: "is not a valid name: \(problem)")
+        }
+        return string
+    }
+
+    func integer() throws(BatchError) -> Int64 {
+        guard case .number(let number)? = value, let integer = number.integer else { throw wrong("an integer") }
+        return integer
+    }
+
+    /// Unix milliseconds: a non-negative integer.
+    func timestamp() throws(BatchError) -> Int64 {
+        let value = try integer()
+        guard value >= 0 else { throw BatchError(path: path, reason: "must be Unix milliseconds (not negative)") }
+        return value
+    }
+
+    func number() throws(BatchError) -> Double {
+        guard case .number(let number)? = value else { throw wrong("a number") }
+        return number.double
+    }
+
+    func uuid() throws(BatchError) -> UUID {
+        guard case .string(let string)? = value else { throw wrong("a UUID string") }
+        guard string.utf8.count == 36, let uuid = UUID(uuidString: string) else {
+            throw BatchError(path: path, reason: "must be a UUID such as 0193a7c2-5b1e-7c3d-9f00-1a2b3c4d5e6f")
+        }
+        return uuid
+    }
+
+    /// The object's text exactly as it appears in the body.
+    func rawObject(_ raw: UnsafeBufferPointer<UInt8>) throws(BatchError) -> String {
+        guard case .object(let object)? = value else { throw wrong("an object") }
+        return String(decoding: UnsafeBufferPointer(rebasing: raw[object.range]), as: UTF8.self)
+    }
+}
+
+private struct ObjectField {
+    let object: JSONObject
+    let path: String
+
+    subscript(key: String) -> Field {
+        Field(value: object[key], path: path.isEmpty ? key : "\(path).\(key)")
+    }
+
+    /// The member, or `nil` if it is absent or null.
+    func optional(_ key: String) -> Field? {
+        guard let value = object[key], value != .null else { return nil }
+        return Field(value: value, path: path.isEmpty ? key : "\(path).\(key)")
+    }
+}

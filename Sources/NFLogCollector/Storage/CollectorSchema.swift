@@ -1,0 +1,66 @@
+import NFLogSupport
+
+/// The collector's SQLite schema, one migration per change (`PRAGMA user_version`).
+enum CollectorSchema {
+    static let migrations: [SQLiteMigration] = [
+        SQLiteMigration(version: 1, name: "events, sessions, contexts, batches, totals", sql: """
+            CREATE TABLE contexts (
+                id INTEGER PRIMARY KEY,
+                app TEXT NOT NULL,
+                sdk_name TEXT NOT NULL, sdk_version TEXT NOT NULL,
+                app_id TEXT NOT NULL, app_version TEXT NOT NULL,
+                os_name TEXT NOT NULL, os_version TEXT NOT NULL, locale TEXT NOT NULL,
+                UNIQUE (app, sdk_name, sdk_version, app_id, app_version, os_name, os_version, locale)
+            );
+            CREATE TABLE sessions (
+                app TEXT NOT NULL,
+                uuid BLOB NOT NULL,
+                context_id INTEGER NOT NULL REFERENCES contexts(id),
+                started_ms INTEGER NOT NULL,
+                ended_ms INTEGER,
+                PRIMARY KEY (app, uuid)
+            ) WITHOUT ROWID;
+            CREATE TABLE events (
+                id INTEGER PRIMARY KEY,
+                app TEXT NOT NULL,
+                uuid BLOB NOT NULL,
+                batch_id BLOB NOT NULL,
+                session BLOB NOT NULL,
+                context_id INTEGER NOT NULL REFERENCES contexts(id),
+                name TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                type TEXT NOT NULL,
+                timestamp_ms INTEGER NOT NULL,
+                end_ms INTEGER,
+                duration_ms REAL,
+                parameters TEXT,
+                end_parameters TEXT,
+                received_ms INTEGER NOT NULL,
+                UNIQUE (app, uuid)
+            );
+            CREATE TABLE batches (
+                app TEXT NOT NULL,
+                uuid BLOB NOT NULL,
+                first_received_ms INTEGER NOT NULL,
+                last_received_ms INTEGER NOT NULL,
+                requests INTEGER NOT NULL,
+                accepted INTEGER NOT NULL,
+                duplicates INTEGER NOT NULL,
+                PRIMARY KEY (app, uuid)
+            ) WITHOUT ROWID;
+            CREATE TABLE totals (
+                app TEXT PRIMARY KEY,
+                events INTEGER NOT NULL DEFAULT 0,
+                duplicates INTEGER NOT NULL DEFAULT 0,
+                batches INTEGER NOT NULL DEFAULT 0,
+                requests INTEGER NOT NULL DEFAULT 0
+            ) WITHOUT ROWID;
+            CREATE TABLE name_counts (
+                app TEXT NOT NULL,
+                name TEXT NOT NULL,
+                count INTEGER NOT NULL,
+                PRIMARY KEY (app, name)
+            ) WITHOUT ROWID;
+            """),
+    ]
+}

@@ -1,0 +1,48 @@
+/// What storing a batch did.
+public struct StoreResult: Sendable, Equatable, Codable {
+    /// Events stored now.
+    public let accepted: Int
+    /// Events dropped because an event with the same uuid was already stored for this app.
+    public let duplicates: Int
+
+    public init(accepted: Int, duplicates: Int) {
+        self.accepted = accepted
+        self.duplicates = duplicates
+    }
+}
+
+/// One app's totals, as `GET /v1/stats` reports them.
+public struct CollectorStats: Sendable, Equatable, Codable {
+    public let app: String
+    public let eventsStored: Int
+    public let duplicatesDropped: Int
+    /// Distinct batch ids received.
+    public let batches: Int
+    /// Requests that stored a batch (retries of a batch count again here).
+    public let requests: Int
+    public let eventsByName: [String: Int]
+
+    enum CodingKeys: String, CodingKey {
+        case app, batches, requests
+        case eventsStored = "events_stored"
+        case duplicatesDropped = "duplicates_dropped"
+        case eventsByName = "events_by_name"
+    }
+}
+
+/// Where the collector keeps events. The routes only talk to this protocol, so another database
+/// (PostgreSQL, for several collectors sharing one store) can replace SQLite without touching them.
+///
+/// Everything is scoped by `app`, the app the request's key belongs to: one app's events never
+/// count in another's stats, and the same uuid from two apps is two events.
+public protocol EventStore: Sendable {
+    /// Stores every event of the batch that is new for this app, in one transaction, and
+    /// returns only after it committed. Events whose uuid is already stored are dropped and counted.
+    func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult
+    /// The app's totals.
+    func stats(app: String) async throws -> CollectorStats
+    /// Every stored event (of one app, or all), oldest first, one JSON object per line.
+    func exportEvents(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws
+    /// Closes the store; later calls fail.
+    func close() async
+}

@@ -1,0 +1,193 @@
+import Dispatch
+import Foundation
+import NFLogSupport
+
+/// The default ``EventStore``: one SQLite file (WAL), created if missing.
+///
+/// One connection, used only on one serial queue: batches are written one transaction at a time,
+/// which is what SQLite allows anyway, and the async callers wait without blocking a thread.
+public final class SQLiteEventStore: EventStore, @unchecked Sendable {
+    // @unchecked: `connection`, `statements` and `closed` are touched only on `queue`.
+    private let queue = DispatchQueue(label: "nflog-collector.store")
+    private var connection: SQLiteConnection?
+    private var statements: Statements?
+    public let path: String
+
+    /// Opens (creating if needed) and migrates the database at `path`.
+    public init(path: String) throws {
+        self.path = path
+        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
+        try connection.enableWriteAheadLog()
+        try SQLiteMigrator.migrate(connection, CollectorSchema.migrations)
+        self.statements = try Statements(connection)
+        self.connection = connection
+    }
+
+    private struct Statements {
+        let insertContext, findContext, upsertSession, insertEvent, upsertBatch, isNewBatch, upsertTotals, upsertName: SQLiteStatement
+        let totals, names: SQLiteStatement
+
+        init(_ c: SQLiteConnection) throws(SQLiteError) {
+            insertContext = try c.prepare("""
+                INSERT INTO contexts (app, sdk_name, sdk_version, app_id, app_version, os_name, os_version, locale)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                """)
+            findContext = try c.prepare("""
+                SELECT id FROM contexts WHERE app = ? AND sdk_name = ? AND sdk_version = ? AND app_id = ?
+                AND app_version = ? AND os_name = ? AND os_version = ? AND locale = ?
+                """)
+            // A session's end time only grows: the latest suspension seen wins.
+            upsertSession = try c.prepare("""
+                INSERT INTO sessions (app, uuid, context_id, started_ms, ended_ms) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (app, uuid) DO UPDATE SET ended_ms = CASE
+                    WHEN excluded.ended_ms IS NULL THEN sessions.ended_ms
+                    WHEN sessions.ended_ms IS NULL THEN excluded.ended_ms
+                    ELSE max(sessions.ended_ms, excluded.ended_ms) END
+                """)
+            insertEvent = try c.prepare("""
+                INSERT INTO events (app, uuid, batch_id, session, context_id, name, kind, type, timestamp_ms,
+                                    end_ms, duration_ms, parameters, end_parameters, received_ms)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (app, uuid) DO NOTHING
+                """)
+            isNewBatch = try c.prepare("SELECT count(*) FROM batches WHERE app = ? AND uuid = ?")
+            upsertBatch = try c.prepare("""
+                INSERT INTO batches (app, uuid, first_received_ms, last_received_ms, requests, accepted, duplicates)
+                VALUES (?, ?, ?, ?, 1, ?, ?)
+                ON CONFLICT (app, uuid) DO UPDATE SET last_received_ms = excluded.last_received_ms,
+                    requests = requests + 1, accepted = accepted + excluded.accepted, duplicates = duplicates + excluded.duplicates
+                """)
+            upsertTotals = try c.prepare("""
+                INSERT INTO totals (app, events, duplicates, batches, requests) VALUES (?, ?, ?, ?, 1)
+                ON CONFLICT (app) DO UPDATE SET events = events + excluded.events, duplicates = duplicates + excluded.duplicates,
+                    batches = batches + excluded.batches, requests = requests + 1
+                """)
+            upsertName = try c.prepare("""
+                INSERT INTO name_counts (app, name, count) VALUES (?, ?, ?)
+                ON CONFLICT (app, name) DO UPDATE SET count = count + excluded.count
+                """)
+            totals = try c.prepare("SELECT events, duplicates, batches, requests FROM totals WHERE app = ?")
+            names = try c.prepare("SELECT name, count FROM name_counts WHERE app = ? ORDER BY name")
+        }
+    }
+
+    private func onQueue<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection, Statements) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                guard let connection = self.connection, let statements = self.statements else {
+                    return continuation.resume(throwing: SQLiteError(code: 21, message: "the store is closed"))
+                }
+                continuation.resume(with: Result { try body(connection, statements) })
+            }
+        }
+    }
+
+    public func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult {
+        try await onQueue { connection, s in
+            try connection.transaction { () throws(SQLiteError) -> StoreResult in
+                let context = try Self.contextRowID(batch, app: app, s)
+                for session in batch.context.sessions {
+                    try s.upsertSession.bind(app, at: 1)
+                    try s.upsertSession.bind(session.id, at: 2)
+                    try s.upsertSession.bind(context, at: 3)
+                    try s.upsertSession.bind(session.startedAt, at: 4)
+                    if let ended = session.endedAt { try s.upsertSession.bind(ended, at: 5) } else { try s.upsertSession.bindNull(at: 5) }
+                    try s.upsertSession.run()
+                }
+                var accepted = 0
+                var perName: [String: Int] = [:]
+                let insert = s.insertEvent
+                for event in batch.events {
+                    try insert.bind(app, at: 1)
+                    try insert.bind(event.id, at: 2)
+                    try insert.bind(batch.id, at: 3)
+                    try insert.bind(event.session, at: 4)
+                    try insert.bind(context, at: 5)
+                    try insert.bind(event.name, at: 6)
+                    try insert.bind(event.kind.rawValue, at: 7)
+                    try insert.bind(event.type, at: 8)
+                    try insert.bind(event.timestamp, at: 9)
+                    if let end = event.end { try insert.bind(end, at: 10) } else { try insert.bindNull(at: 10) }
+                    if let duration = event.durationMilliseconds { try insert.bind(duration, at: 11) } else { try insert.bindNull(at: 11) }
+                    if let parameters = event.parameters { try insert.bind(parameters, at: 12) } else { try insert.bindNull(at: 12) }
+                    if let end = event.endParameters { try insert.bind(end, at: 13) } else { try insert.bindNull(at: 13) }
+                    try insert.bind(receivedAt, at: 14)
+                    try insert.run()
+                    if insert.changes > 0 {
+                        accepted += 1
+                        perName[event.name, default: 0] += 1
+                    }
+                }
+                let duplicates = batch.events.count - accepted
+
+                try s.isNewBatch.bind(app, at: 1)
+                try s.isNewBatch.bind(batch.id, at: 2)
+                let isNew = try s.isNewBatch.collect { $0.int64(at: 0) }.first == 0
+                try s.upsertBatch.bind(app, at: 1)
+                try s.upsertBatch.bind(batch.id, at: 2)
+                try s.upsertBatch.bind(receivedAt, at: 3)
+                try s.upsertBatch.bind(receivedAt, at: 4)
+                try s.upsertBatch.bind(Int64(accepted), at: 5)
+                try s.upsertBatch.bind(Int64(duplicates), at: 6)
+                try s.upsertBatch.run()
+
+                try s.upsertTotals.bind(app, at: 1)
+                try s.upsertTotals.bind(Int64(accepted), at: 2)
+                try s.upsertTotals.bind(Int64(duplicates), at: 3)
+                try s.upsertTotals.bind(Int64(isNew ? 1 : 0), at: 4)
+                try s.upsertTotals.run()
+                for (name, count) in perName {
+                    try s.upsertName.bind(app, at: 1)
+                    try s.upsertName.bind(name, at: 2)
+                    try s.upsertName.bind(Int64(count), at: 3)
+                    try s.upsertName.run()
+                }
+                return StoreResult(accepted: accepted, duplicates: duplicates)
+            }
+        }
+    }
+
+    private static func contextRowID(_ batch: Batch, app: String, _ s: Statements) throws(SQLiteError) -> Int64 {
+        let c = batch.context
+        for statement in [s.insertContext, s.findContext] {
+            try statement.bind(app, at: 1)
+            try statement.bind(batch.sdkName, at: 2)
+            try statement.bind(batch.sdkVersion, at: 3)
+            try statement.bind(c.appID, at: 4)
+            try statement.bind(c.appVersion, at: 5)
+            try statement.bind(c.osName, at: 6)
+            try statement.bind(c.osVersion, at: 7)
+            try statement.bind(c.locale, at: 8)
+        }
+        try s.insertContext.run()
+        guard let id = try s.findContext.collect({ $0.int64(at: 0) }).first else {
+            throw SQLiteError(code: 1, message: "the context row vanished after insertion")
+        }
+        return id
+    }
+
+    public func stats(app: String) async throws -> CollectorStats {
+        try await onQueue { _, s in
+            try s.totals.bind(app, at: 1)
+            let totals = try s.totals.collect { ($0.int64(at: 0), $0.int64(at: 1), $0.int64(at: 2), $0.int64(at: 3)) }.first
+            try s.names.bind(app, at: 1)
+            let names = try s.names.collect { ($0.text(at: 0) ?? "", Int($0.int64(at: 1))) }
+            return CollectorStats(app: app, eventsStored: Int(totals?.0 ?? 0), duplicatesDropped: Int(totals?.1 ?? 0),
+                                  batches: Int(totals?.2 ?? 0), requests: Int(totals?.3 ?? 0),
+                                  eventsByName: Dictionary(names, uniquingKeysWith: +))
+        }
+    }
+
+    public func exportEvents(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
+        try await onQueue { connection, _ in try EventExporter.export(connection, app: app, line: line) }
+    }
+
+    public func close() async {
+        await withCheckedContinuation { continuation in
+            queue.async {
+                self.statements = nil
+                self.connection = nil
+                continuation.resume()
+            }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+
+/// Appends compact JSON to a byte buffer: what the SDK writes (parameters, batches) and what the
+/// collector writes (exports, reports) go through the same escaping.
+public struct JSONWriter {
+    public var bytes: [UInt8]
+    /// A bound the owner may check (the SDK's parameter limit); the writer itself never refuses.
+    public let maxBytes: Int
+
+    public init(capacity: Int, maxBytes: Int = .max) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+        self.maxBytes = maxBytes
+    }
+
+    public mutating func writeLiteral(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    public mutating func writeNumber(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    public mutating func writeInteger(_ value: Int64) {
+        writeNumber(String(value))
+    }
+
+    /// Writes a finite Double as the shortest text that reads back as the same value; JSON has
+    /// no NaN or infinity, so those are written as `null`.
+    public mutating func writeDouble(_ value: Double) {
+        if value.isFinite { writeNumber(value.description) } else { writeLiteral("null") }
+    }
+
+    /// Copies bytes that are already JSON.
+    public mutating func writeRaw(_ raw: some Collection<UInt8>) {
+        bytes.append(contentsOf: raw)
+    }
+
+    /// Writes `"key":` for keys that are the protocol's own, never input.
+    public mutating func writeKey(_ key: StaticString) {
+        bytes.append(UInt8(ascii: "\""))
+        writeLiteral(key)
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    /// Writes a UUID as a lowercase JSON string without building an intermediate String.
+    public mutating func writeUUID(_ id: UUID) {
+        let hex: StaticString = "0123456789abcdef"
+        bytes.append(UInt8(ascii: "\""))
+        withUnsafeBytes(of: id.uuid) { raw in
+            hex.withUTF8Buffer { digits in
+                for (index, byte) in raw.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
+                    bytes.append(digits[Int(byte >> 4)])
+                    bytes.append(digits[Int(byte & 0x0F)])
+                }
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes a JSON string, escaping quotes, backslashes and control characters.
+    public mutating func writeString(_ string: String) {
+        var string = string
+        bytes.append(UInt8(ascii: "\""))
+        string.withUTF8 { utf8 in
+            var runStart = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                runStart = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): writeLiteral("\\\"")
+                case UInt8(ascii: "\\"): writeLiteral("\\\\")
+                case UInt8(ascii: "\n"): writeLiteral("\\n")
+                case UInt8(ascii: "\r"): writeLiteral("\\r")
+                case UInt8(ascii: "\t"): writeLiteral("\\t")
+                default:
+                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                              hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                }
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,50 @@
+/// A numbered schema change. Never edit one that has shipped: add a new one.
+public struct SQLiteMigration: Sendable {
+    public let version: Int32
+    public let name: String
+    public let sql: String
+
+    public init(version: Int32, name: String, sql: String) {
+        self.version = version
+        self.name = name
+        self.sql = sql
+    }
+}
+
+/// Applies ordered migrations, each in its own transaction, recording the last one applied in
+/// `PRAGMA user_version`.
+public enum SQLiteMigrator {
+    /// Brings the database up to `target` (default: the last migration).
+    /// - Throws: when the database is newer than `migrations` know, or a migration fails (it is
+    ///   rolled back and the database keeps its previous version).
+    public static func migrate(_ connection: SQLiteConnection, _ migrations: [SQLiteMigration],
+                               upTo target: Int32? = nil) throws(SQLiteError) {
+        let latest = migrations.last?.version ?? 0
+        let target = target ?? latest
+        let current = Int32(truncatingIfNeeded: try connection.scalarInt("PRAGMA user_version"))
+        if current > latest {
+            throw SQLiteError(code: 1, message: "the database has schema version \(current), newer than this software understands (\(latest)); it was written by a newer release")
+        }
+        for migration in migrations where migration.version > current && migration.version <= target {
+            try connection.transaction { () throws(SQLiteError) in
+                // Another process may have migrated while we waited for the write lock.
+                let now = try connection.scalarInt("PRAGMA user_version")
+                guard now < migration.version else { return }
+                try connection.execute(migration.sql)
+                try connection.execute("PRAGMA user_version = \(migration.version)")
+            }
+        }
+    }
+}
+
+extension SQLiteConnection {
+    /// Switches to write-ahead logging with `synchronous=NORMAL`: commits survive a crash of the
+    /// process, readers never block the writer, and a commit costs no fsync.
+    public func enableWriteAheadLog() throws(SQLiteError) {
+        let journal = try scalarText("PRAGMA journal_mode = WAL")
+        guard journal?.lowercased() == "wal" else {
+            throw SQLiteError(code: 1, message: "SQLite refused WAL journaling (journal_mode is \(journal ?? "unknown"))")
+        }
+        try execute("PRAGMA synchronous = NORMAL")
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import NFLogCollector
+
+/// A real collector running inside the test process on 127.0.0.1 and an ephemeral port, with its
+/// own SQLite file: for app developers' tests of their logging, and for the SDK's own.
+///
+/// ```swift
+/// let collector = try await TestCollector.start()
+/// var configuration = Configuration(databaseURL: …, appID: "app", appVersion: "1")
+/// configuration.uploadURL = collector.eventsURL
+/// configuration.appKey = TestCollector.appKey
+/// …
+/// let stats = try await collector.stats()
+/// await collector.stop()
+/// ```
+public final class TestCollector: Sendable {
+    /// The key the test collector accepts (development mode).
+    public static let appKey = "dev-key"
+    /// The app its events are stored under.
+    public static let app = "dev"
+
+    /// The base URL, such as `http://127.0.0.1:43117`.
+    public let url: URL
+    /// Where batches go: `url` + `/v1/events`.
+    public var eventsURL: URL { url.appendingPathComponent("v1/events") }
+    /// The collector's database file.
+    public let databasePath: String
+    public let store: SQLiteEventStore
+    private let task: Task<Void, any Error>
+
+    private init(url: URL, databasePath: String, store: SQLiteEventStore, task: Task<Void, any Error>) {
+        self.url = url
+        self.databasePath = databasePath
+        self.store = store
+        self.task = task
+    }
+
+    /// Starts a collector and returns once it accepts connections.
+    /// - Parameters:
+    ///   - databasePath: the SQLite file; default: a new file in a new temporary directory.
+    ///   - configuration: limits and keys; its `host` is forced to 127.0.0.1 and its port to
+    ///     `port` (0 picks a free one).
+    public static func start(databasePath: String? = nil, port: Int = 0,
+                             configuration: CollectorConfiguration = CollectorConfiguration()) async throws -> TestCollector {
+        let path = databasePath ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("nflog-test-collector-\(UUID().uuidString).sqlite").path
+        var configuration = configuration
+        configuration.host = "127.0.0.1"
+        configuration.port = port
+        let store = try SQLiteEventStore(path: path)
+        let server = try CollectorServer(configuration: configuration, store: store)
+        let (urls, continuation) = AsyncStream<URL>.makeStream()
+        let task = Task {
+            defer { continuation.finish() }
+            try await server.run { url in continuation.yield(url) }
+        }
+        var iterator = urls.makeAsyncIterator()
+        guard let url = await iterator.next() else {
+            // The server ended before listening: report why.
+            try await task.value
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the test collector stopped before listening"])
+        }
+        return TestCollector(url: url, databasePath: path, store: store, task: task)
+    }
+
+    /// The port it listens on.
+    public var port: Int { url.port ?? 0 }
+
+    /// The test app's totals.
+    public func stats() async throws -> CollectorStats {
+        try await store.stats(app: Self.app)
+    }
+
+    /// Every stored event, as the export command prints them, parsed.
+    public func exportedEvents() async throws -> [[String: Any]] {
+        let lines = LineCollector()
+        try await store.exportEvents(app: nil) { lines.append($0) }
+        return try lines.all.map { line in
+            guard let object = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
+                throw CocoaError(.coderReadCorrupt)
+            }
+            return object
+        }
+    }
+
+    /// Stops serving (requests in flight complete) and closes the store.
+    public func stop() async {
+        task.cancel()
+        _ = await task.result
+        await store.close()
+    }
+}
+
+/// Collects export lines from the store's queue.
+private final class LineCollector: @unchecked Sendable {
+    // @unchecked: `lines` is only touched under `lock`.
+    private let lock = NSLock()
+    private var lines: [[UInt8]] = []
+
+    func append(_ line: [UInt8]) {
+        lock.lock()
+        lines.append(line)
+        lock.unlock()
+    }
+
+    var all: [[UInt8]] {
+        lock.lock()
+        defer { lock.unlock() }
+        return lines
+    }
+}

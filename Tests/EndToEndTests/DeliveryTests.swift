@@ -1,0 +1,240 @@
+import Foundation
+import NFLogCollector
+import NFLogSupport
+import NFLogger
+import NFLoggerTesting
+import Testing
+
+@Suite("Delivery to a real collector")
+struct DeliveryTests {
+    @Test("N events logged → exactly N stored, 0 duplicates; the device keeps nothing")
+    func exactlyOnce() async throws {
+        let collector = try await TestCollector.start()
+        let scratch = Scratch()
+        let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
+        let recorded = await logEvents(logger, points: 2_000, spans: 300)
+        #expect(recorded.count == 2_300)
+        let result = await deliverAll(logger)
+        #expect(result.error == nil && result.remainingEvents == 0)
+
+        let stats = try await collector.stats()
+        #expect(stats.eventsStored == 2_300 && stats.duplicatesDropped == 0)
+        #expect(stats.eventsByName == ["e2e.point": 2_000, "e2e.span": 300])
+        let stored = try await storedIDs(collector)
+        #expect(stored.count == 2_300 && Set(stored) == recorded)
+        let diagnostics = await logger.diagnostics()
+        #expect(diagnostics.uploadedEvents == 2_300 && diagnostics.waitingForUpload == 0)
+        #expect(diagnostics.storedPointEvents == 0 && diagnostics.storedSpanEvents == 0)
+        #expect(diagnostics.uploadedBatches >= 5)  // 500 events per batch by default
+
+        // What arrived is what was logged: parameters, span durations, the context.
+        let events = try await collector.exportedEvents()
+        let span = try #require(events.first { $0["kind"] as? String == "span" })
+        #expect((span["end_parameters"] as? [String: Any])?["ok"] as? Bool == true)
+        #expect((span["duration_ms"] as? Double ?? -1) >= 0)
+        #expect((span["context"] as? [String: Any])?["app_id"] as? String == "com.example.e2e")
+        await logger.close()
+        await collector.stop()
+    }
+
+    @Test("Events logged while the collector is down are all delivered when it comes back")
+    func collectorDownThenUp() async throws {
+        let first = try await TestCollector.start()
+        let port = first.port
+        let databasePath = first.databasePath
+        await first.stop()  // nothing listens on the port now
+
+        let scratch = Scratch()
+        let logger = try NFLogger(configuration: configuration(scratch, collector: first.url))
+        let recorded = await logEvents(logger, points: 800, spans: 100)
+        let refused = await logger.flush()
+        guard case .network? = refused.error else {
+            Issue.record("expected a network error while the collector is down, got \(refused)")
+            return
+        }
+        #expect(refused.remainingEvents == 900)
+
+        let collector = try await TestCollector.start(databasePath: databasePath, port: port)
+        await deliverAll(logger)
+        let stored = try await storedIDs(collector)
+        #expect(stored.count == 900 && Set(stored) == recorded)
+        #expect(try await collector.stats().duplicatesDropped == 0)
+        await logger.close()
+        await collector.stop()
+    }
+
+    @Test("503, 429 with Retry-After, connections dropped before and after the response: all delivered exactly once")
+    func faults() async throws {
+        let collector = try await TestCollector.start()
+        let transport = FaultInjectingTransport([
+            .status(503), .dropBeforeSending, .dropAfterResponse, .status(429, retryAfter: "1"),
+            .pass, .status(500), .dropAfterResponse, .pass, .dropBeforeSending, .status(503),
+        ])
+        let scratch = Scratch()
+        var configuration = configuration(scratch, collector: collector.url, transport: transport)
+        configuration.upload.batchMaxEvents = 100
+        let logger = try NFLogger(configuration: configuration)
+        let recorded = await logEvents(logger, points: 700, spans: 50)
+        await deliverAll(logger)
+
+        let stored = try await storedIDs(collector)
+        #expect(stored.count == 750, "every event stored once")
+        #expect(Set(stored) == recorded)
+        let stats = try await collector.stats()
+        #expect(stats.eventsStored == 750)
+        #expect(stats.duplicatesDropped == 200, "the two responses lost after the commit made two batches of 100 arrive twice")
+
+        let sent = transport.sent
+        // A batch whose response was lost is sent again with the same id (and the same events).
+        for (index, request) in sent.enumerated() where request.fault == "dropAfterResponse" {
+            #expect(sent[index + 1].batchID == request.batchID && sent[index + 1].events == request.events)
+        }
+        // The request after the 429 waited at least its Retry-After of 1 second.
+        if let throttled = sent.firstIndex(where: { $0.fault.hasPrefix("status(429") }) {
+            #expect(sent[throttled + 1].at - sent[throttled].at >= .seconds(1))
+        } else {
+            Issue.record("the 429 was never sent")
+        }
+        let diagnostics = await logger.diagnostics()
+        #expect(diagnostics.retriedUploads == 8 && diagnostics.uploadedEvents == 750)
+        await logger.close()
+        await collector.stop()
+    }
+
+    @Test("A collector that answers 413 for big batches gets them split until they fit")
+    func splitsOn413() async throws {
+        var collectorConfiguration = CollectorConfiguration()
+        collectorConfiguration.maxBodyBytes = 4 * 1024  // a 500-event gzip batch is far bigger
+        let collector = try await TestCollector.start(configuration: collectorConfiguration)
+        let scratch = Scratch()
+        let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
+        let recorded = await logEvents(logger, points: 1_000)
+        await deliverAll(logger)
+        let stored = try await storedIDs(collector)
+        #expect(stored.count == 1_000 && Set(stored) == recorded)
+        let diagnostics = await logger.diagnostics()
+        #expect(diagnostics.quarantinedEvents == 0 && diagnostics.retriedUploads == 0)
+        #expect(diagnostics.uploadedBatches > 2)
+        await logger.close()
+        await collector.stop()
+    }
+
+    @Test("A single event the collector refuses (400) is quarantined with the reason; the rest flows")
+    func quarantine() async throws {
+        var collectorConfiguration = CollectorConfiguration()
+        collectorConfiguration.json.maxStringBytes = 1_000  // the SDK allows more: this one event cannot pass
+        let collector = try await TestCollector.start(configuration: collectorConfiguration)
+        let scratch = Scratch()
+        let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
+        var recorded = await logEvents(logger, points: 300)
+        let poison = await logger.logEvent(name: "poison.event", parameters: ["blob": String(repeating: "x", count: 5_000)])
+        let poisonID = try #require(poison.recordedID)
+        recorded.formUnion(await logEvents(logger, points: 300, prefix: "after"))
+        let result = await deliverAll(logger)
+        #expect(result.remainingEvents == 0)
+
+        let stored = Set(try await storedIDs(collector))
+        #expect(stored.count == 600 && stored == recorded)
+        let diagnostics = await logger.diagnostics()
+        #expect(diagnostics.quarantinedEvents == 1)
+        await logger.close()
+        let row = try #require(try quarantined(scratch).first)
+        #expect(row.id == poisonID && row.status == 400 && row.reason.contains("longer than 1000 bytes"))
+        await collector.stop()
+    }
+
+    @Test("A refused app key pauses uploads and keeps every event")
+    func refusedKey() async throws {
+        let collector = try await TestCollector.start()
+        let scratch = Scratch()
+        var configuration = configuration(scratch, collector: collector.url)
+        configuration.appKey = "wrong-key"
+        let logger = try NFLogger(configuration: configuration)
+        _ = await logEvents(logger, points: 50)
+        let result = await logger.flush()
+        #expect(result.error == .refused(status: 401, message: "unknown app key"))
+        #expect(result.remainingEvents == 50)
+        let again = await logger.flush()  // paused: no new request, same answer
+        #expect(again.error == result.error)
+        let diagnostics = await logger.diagnostics()
+        #expect(diagnostics.storedPointEvents == 50 && diagnostics.lastUploadError == result.error)
+        #expect(diagnostics.nextUploadAttempt.map { $0.timeIntervalSinceNow > 3_000 } == true)
+        #expect(try await collector.stats().requests == 0)
+        await logger.close()
+        await collector.stop()
+    }
+
+    @Test("Nothing is sent while suspended; resume() delivers")
+    func suspended() async throws {
+        let collector = try await TestCollector.start()
+        let scratch = Scratch()
+        let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
+        logger.suspend()
+        let recorded = await logEvents(logger, points: 40)
+        #expect(await logger.flush().error == .suspended)
+        #expect(try await collector.stats().eventsStored == 0)
+        logger.resume()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await collector.stats().eventsStored < 40 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(Set(try await storedIDs(collector)) == recorded)
+        await logger.close()
+        await collector.stop()
+    }
+
+    @Test("The count threshold and the interval timer upload without a flush")
+    func automaticTriggers() async throws {
+        let collector = try await TestCollector.start()
+        let scratch = Scratch()
+        var byCount = configuration(scratch, collector: collector.url)
+        byCount.upload.countThreshold = 100
+        let logger = try NFLogger(configuration: byCount)
+        _ = await logEvents(logger, points: 250)
+        try await waitUntil { try await collector.stats().eventsStored >= 200 }
+        await logger.close()
+
+        let scratch2 = Scratch()
+        var timed = configuration(scratch2, collector: collector.url)
+        timed.upload.interval = .milliseconds(100)
+        let second = try NFLogger(configuration: timed)
+        _ = await logEvents(second, points: 7, prefix: "timed")
+        try await waitUntil { try await collector.stats().eventsByName["timed.point"] == 7 }
+        await second.close()
+        await collector.stop()
+    }
+
+    @Test("Events left by a previous run are sent when the next logger starts")
+    func leftoversOnStart() async throws {
+        let collector = try await TestCollector.start()
+        let scratch = Scratch()
+        var offline = configuration(scratch, collector: collector.url)
+        offline.uploadURL = nil
+        offline.appKey = nil
+        let first = try NFLogger(configuration: offline)
+        let recorded = await logEvents(first, points: 30)
+        await first.close()
+        let second = try NFLogger(configuration: configuration(scratch, collector: collector.url))
+        try await waitUntil { try await collector.stats().eventsStored == 30 }
+        #expect(Set(try await storedIDs(collector)) == recorded)
+        await second.close()
+        await collector.stop()
+    }
+
+    func waitUntil(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("condition not met within \(timeout)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    func quarantined(_ scratch: Scratch) throws -> [(id: UUID, status: Int, reason: String)] {
+        let connection = try SQLiteConnection(path: scratch.databaseURL.path, busyTimeoutMilliseconds: 1_000)
+        let statement = try connection.prepare("SELECT uuid, http_status, reason FROM quarantined_events")
+        return try statement.collect { ($0.uuid(at: 0), Int($0.int64(at: 1)), $0.text(at: 2) ?? "") }
+    }
+}

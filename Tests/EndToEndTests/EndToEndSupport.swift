@@ -1,0 +1,137 @@
+import Foundation
+import NFLogSupport
+import NFLogger
+import NFLoggerTesting
+import Synchronization
+import Testing
+
+/// A temporary directory for one test's SDK database.
+final class Scratch: Sendable {
+    let url: URL
+    init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-e2e-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    var databaseURL: URL { url.appendingPathComponent("events.sqlite") }
+}
+
+/// An SDK configuration pointed at a test collector, with fast retries.
+func configuration(_ scratch: Scratch, collector url: URL, transport: (any HTTPTransport)? = nil) -> Configuration {
+    var configuration = Configuration(databaseURL: scratch.databaseURL, appID: "com.example.e2e", appVersion: "1.0")
+    configuration.uploadURL = url.appendingPathComponent("v1/events")
+    configuration.appKey = TestCollector.appKey
+    configuration.transport = transport
+    configuration.upload.interval = .seconds(3600)       // tests drive uploads with flush()
+    configuration.upload.countThreshold = 1_000_000
+    configuration.upload.initialBackoff = .milliseconds(20)
+    configuration.upload.maxBackoff = .milliseconds(200)
+    configuration.limits.maxPendingEvents = 200_000
+    return configuration
+}
+
+/// Logs `points` point events and `spans` ended spans; returns the ids whose completion said `.recorded`.
+func logEvents(_ logger: NFLogger, points: Int, spans: Int = 0, prefix: String = "e2e") async -> Set<UUID> {
+    let receipts = Mutex<Set<UUID>>([])
+    let total = points + 2 * spans
+    let done = Mutex<Int>(0)
+    await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
+        let complete: LogCompletion = { status in
+            if case .recorded(let id) = status { receipts.withLock { _ = $0.insert(id) } }
+            if done.withLock({ $0 += 1; return $0 }) == total { finished.resume() }
+        }
+        for index in 0..<points {
+            logger.logEvent(name: "\(prefix).point", parameters: ["index": index, "screen": "home"], completion: complete)
+        }
+        for index in 0..<spans {
+            logger.startEvent(name: "\(prefix).span", parameters: ["index": index], completion: complete)
+                .end(parameters: ["ok": true], completion: complete)
+        }
+        if total == 0 { finished.resume() }
+    }
+    return receipts.withLock { $0 }
+}
+
+/// Flushes until nothing is left, waiting out backoffs; fails the test after `timeout`.
+@discardableResult
+func deliverAll(_ logger: NFLogger, timeout: Duration = .seconds(30)) async -> FlushResult {
+    let deadline = ContinuousClock.now + timeout
+    var result = await logger.flush()
+    while result.remainingEvents > 0 || result.error != nil {
+        if ContinuousClock.now > deadline {
+            Issue.record("not delivered within \(timeout): \(result)")
+            return result
+        }
+        try? await Task.sleep(for: .milliseconds(25))
+        result = await logger.flush()
+    }
+    return result
+}
+
+/// The uuids the collector stored, from its export.
+func storedIDs(_ collector: TestCollector) async throws -> [UUID] {
+    try await collector.exportedEvents().compactMap { ($0["uuid"] as? String).flatMap(UUID.init(uuidString:)) }
+}
+
+/// A transport that puts faults in front of the real collector, on purpose: each request takes
+/// the next fault from the script (then passes), and every request is recorded.
+final class FaultInjectingTransport: HTTPTransport {
+    enum Fault: Sendable {
+        /// Answer with this status without reaching the collector.
+        case status(Int, retryAfter: String? = nil)
+        /// Fail before the request reaches the collector (connection refused or reset).
+        case dropBeforeSending
+        /// Deliver the request (the collector commits), then lose the response.
+        case dropAfterResponse
+        case pass
+    }
+
+    struct Sent: Sendable {
+        let at: ContinuousClock.Instant
+        let batchID: String
+        let events: Int
+        let fault: String
+    }
+
+    private let real = URLSessionTransport()
+    private let script: Mutex<[Fault]>
+    private let log = Mutex<[Sent]>([])
+
+    init(_ script: [Fault]) {
+        self.script = Mutex(script)
+    }
+
+    var sent: [Sent] { log.withLock { $0 } }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let fault = script.withLock { $0.isEmpty ? .pass : $0.removeFirst() }
+        let (batchID, events) = Self.peek(request.body)
+        log.withLock { $0.append(Sent(at: .now, batchID: batchID, events: events, fault: "\(fault)")) }
+        switch fault {
+        case .status(let status, let retryAfter):
+            return HTTPResponse(status: status, headers: retryAfter.map { ["Retry-After": $0] } ?? [:],
+                                body: Data(#"{"error":{"message":"injected \#(status)"}}"#.utf8))
+        case .dropBeforeSending:
+            throw URLError(.networkConnectionLost)
+        case .dropAfterResponse:
+            _ = try await real.send(request)
+            throw URLError(.networkConnectionLost)
+        case .pass:
+            return try await real.send(request)
+        }
+    }
+
+    /// The batch id and event count of a gzip batch body.
+    static func peek(_ body: Data) -> (String, Int) {
+        guard let json = try? Gzip.decompress(Array(body), maxOutputBytes: 64 << 20),
+              let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any] else { return ("?", 0) }
+        return (object["batch_id"] as? String ?? "?", (object["events"] as? [Any])?.count ?? 0)
+    }
+}
+
+extension LogStatus {
+    var recordedID: UUID? {
+        if case .recorded(let id) = self { return id }
+        return nil
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import NFLogCollector
+import NFLogSupport
+import NFLogger
+import NFLoggerTesting
+import Testing
+
+@Suite("The collector over HTTP")
+struct CollectorHTTPTests {
+    let transport = URLSessionTransport()
+
+    func post(_ collector: TestCollector, body: [UInt8], key: String? = TestCollector.appKey,
+              encoding: String? = "gzip") async throws -> HTTPResponse {
+        var headers = ["Content-Type": "application/json"]
+        if let key { headers[WireProtocol.appKeyHeader] = key }
+        if let encoding { headers["Content-Encoding"] = encoding }
+        return try await transport.send(HTTPRequest(url: collector.eventsURL, method: "POST", headers: headers, body: Data(body)))
+    }
+
+    func gzip(_ text: String) throws -> [UInt8] { try Gzip.compress(Array(text.utf8), level: 6) }
+
+    func message(_ response: HTTPResponse) -> String {
+        let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
+        return (object?["error"] as? [String: Any])?["message"] as? String ?? "<no message>"
+    }
+
+    @Test("A valid batch is stored once; sending it again stores nothing new and counts duplicates")
+    func storeAndDeduplicate() async throws {
+        let collector = try await TestCollector.start()
+        let ids = (0..<3).map { _ in UUID().uuidString.lowercased() }
+        let body = try gzip(BatchFixtures.batch(events: [BatchFixtures.point(ids[0]), BatchFixtures.point(ids[1]), BatchFixtures.span(ids[2])]))
+
+        let first = try await post(collector, body: body)
+        #expect(first.status == 200)
+        let answer = try #require(try JSONSerialization.jsonObject(with: first.body) as? [String: Any])
+        #expect(answer["accepted"] as? Int == 3 && answer["duplicates"] as? Int == 0)
+
+        let again = try await post(collector, body: body)
+        let second = try #require(try JSONSerialization.jsonObject(with: again.body) as? [String: Any])
+        #expect(again.status == 200 && second["accepted"] as? Int == 0 && second["duplicates"] as? Int == 3)
+
+        let stats = try await collector.stats()
+        #expect(stats.eventsStored == 3 && stats.duplicatesDropped == 3 && stats.batches == 1 && stats.requests == 2)
+        #expect(stats.eventsByName == ["ui.tap": 2, "net.request": 1])
+
+        let exported = try await collector.exportedEvents()
+        #expect(Set(exported.compactMap { $0["uuid"] as? String }) == Set(ids))
+        let span = try #require(exported.first { $0["kind"] as? String == "span" })
+        #expect(span["duration_ms"] as? Double == 250.125 && span["end"] as? Int == 1750000000250)
+        #expect((span["end_parameters"] as? [String: Any])?["status"] as? Int == 200)
+        #expect((span["context"] as? [String: Any])?["app_version"] as? String == "2.1.0")
+        await collector.stop()
+    }
+
+    @Test("An uncompressed batch (identity) is accepted too")
+    func identity() async throws {
+        let collector = try await TestCollector.start()
+        let response = try await post(collector, body: Array(BatchFixtures.batch(events: [BatchFixtures.point()]).utf8), encoding: nil)
+        #expect(response.status == 200)
+        #expect(try await collector.stats().eventsStored == 1)
+        await collector.stop()
+    }
+
+    /// A bad request: what is sent, the status and the words its message must contain.
+    struct BadRequest: Sendable, CustomTestStringConvertible {
+        let label: String
+        let body: @Sendable (CollectorHTTPTests) throws -> [UInt8]
+        let key: String?
+        let encoding: String?
+        let status: Int
+        let says: String
+        var testDescription: String { label }
+    }
+
+    static let badRequests: [BadRequest] = [
+        BadRequest(label: "no key", body: { try $0.gzip(BatchFixtures.batch(events: [BatchFixtures.point()])) },
+                   key: nil, encoding: "gzip", status: 401, says: "missing app key"),
+        BadRequest(label: "wrong key", body: { try $0.gzip(BatchFixtures.batch(events: [BatchFixtures.point()])) },
+                   key: "not-the-key", encoding: "gzip", status: 401, says: "unknown app key"),
+        BadRequest(label: "labelled gzip, not gzip", body: { _ in Array(BatchFixtures.batch(events: [BatchFixtures.point()]).utf8) },
+                   key: TestCollector.appKey, encoding: "gzip", status: 400, says: "not valid gzip data"),
+        BadRequest(label: "truncated gzip", body: { Array(try $0.gzip(BatchFixtures.batch(events: [BatchFixtures.point()])).dropLast(10)) },
+                   key: TestCollector.appKey, encoding: "gzip", status: 400, says: "truncated"),
+        BadRequest(label: "malformed JSON", body: { try $0.gzip(#"{"version":1,"events":["#) },
+                   key: TestCollector.appKey, encoding: "gzip", status: 400, says: "malformed JSON"),
+        BadRequest(label: "schema violation", body: { try $0.gzip(BatchFixtures.batch(events: [BatchFixtures.point(name: "a..b")])) },
+                   key: TestCollector.appKey, encoding: "gzip", status: 400, says: "events[0].name"),
+        BadRequest(label: "unsupported encoding", body: { _ in Array("{}".utf8) },
+                   key: TestCollector.appKey, encoding: "br", status: 415, says: "not supported"),
+        BadRequest(label: "body over the limit", body: { _ in [UInt8](repeating: 0x20, count: 70_000) },
+                   key: TestCollector.appKey, encoding: nil, status: 413, says: "limit is 65536"),
+        BadRequest(label: "gzip bomb", body: { _ in try Gzip.compress([UInt8](repeating: 0x20, count: 2_000_000), level: 9) },
+                   key: TestCollector.appKey, encoding: "gzip", status: 413, says: "inflates to more than 262144 bytes"),
+    ]
+
+    @Test("Every bad request gets its 4xx with a message, and nothing is stored", arguments: badRequests)
+    func badRequest(_ bad: BadRequest) async throws {
+        var configuration = CollectorConfiguration()
+        configuration.maxBodyBytes = 64 * 1024
+        configuration.maxInflatedBytes = 256 * 1024
+        let collector = try await TestCollector.start(configuration: configuration)
+        let response = try await post(collector, body: try bad.body(self), key: bad.key, encoding: bad.encoding)
+        #expect(response.status == bad.status)
+        #expect(message(response).contains(bad.says), "message was: \(message(response))")
+        #expect(!String(decoding: response.body, as: UTF8.self).contains("/work/"), "no internal path in an error")
+        let stats = try await collector.stats()
+        #expect(stats.eventsStored == 0 && stats.requests == 0)
+        await collector.stop()
+    }
+
+    @Test("Stats need a key and only show the key's own app")
+    func statsScoped() async throws {
+        let collector = try await TestCollector.start()
+        let noKey = try await transport.send(HTTPRequest(url: collector.url.appendingPathComponent("v1/stats"), method: "GET", headers: [:], body: Data()))
+        #expect(noKey.status == 401)
+        let health = try await transport.send(HTTPRequest(url: collector.url.appendingPathComponent("health"), method: "GET", headers: [:], body: Data()))
+        #expect(health.status == 200)
+        await collector.stop()
+    }
+
+    @Test("Two apps' events are kept apart, even with the same uuids")
+    func appsApart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-\(UUID().uuidString).sqlite")
+        let store = try SQLiteEventStore(path: directory.path)
+        let batch = try BatchDecoder().decode(Array(BatchFixtures.batch(events: [BatchFixtures.point()]).utf8))
+        #expect(try await store.store(batch, app: "a", receivedAt: 1) == StoreResult(accepted: 1, duplicates: 0))
+        #expect(try await store.store(batch, app: "b", receivedAt: 1) == StoreResult(accepted: 1, duplicates: 0))
+        #expect(try await store.stats(app: "a").eventsStored == 1)
+        #expect(try await store.stats(app: "c").eventsStored == 0)
+        await store.close()
+    }
+
+    @Test("Development mode refuses a non-loopback host")
+    func developmentLoopbackOnly() throws {
+        var configuration = CollectorConfiguration()
+        configuration.host = "0.0.0.0"
+        let store = try SQLiteEventStore(path: FileManager.default.temporaryDirectory.appendingPathComponent("nflog-\(UUID().uuidString).sqlite").path)
+        #expect(throws: CollectorError.self) { try CollectorServer(configuration: configuration, store: store) }
+        configuration.keys = AppKeys(["a-real-key-123": "shop"])
+        #expect((try? CollectorServer(configuration: configuration, store: store)) != nil)
+    }
+
+    @Test("Keys files: valid, and each mistake named")
+    func keysFiles() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString).json")
+        try Data(#"{"keys":[{"app":"shop","key":"k-0123456789"}]}"#.utf8).write(to: url)
+        let keys = try AppKeys(contentsOf: url)
+        #expect(keys.app(forKey: "k-0123456789") == "shop" && keys.app(forKey: "dev-key") == nil && !keys.isDevelopment)
+        for (text, says) in [(#"{"keys":[]}"#, "empty"), (#"{"keys":[{"app":"x"}]}"#, "keys[0]"),
+                             (#"{"keys":[{"app":"x","key":"short"}]}"#, "8…256"), ("[]", "\"keys\" array"),
+                             (#"{"keys":[{"app":"x","key":"k-0123456789"},{"app":"y","key":"k-0123456789"}]}"#, "twice")] {
+            try Data(text.utf8).write(to: url)
+            #expect { try AppKeys(contentsOf: url) } throws: { ($0 as? AppKeysError)?.reason.contains(says) == true }
+        }
+    }
+}
