@@ -16,8 +16,14 @@ struct Demo: AsyncParsableCommand {
     @Option(name: .long, help: "The mode to start in: disabled, active or specific.")
     var mode: ModeOption = .active
 
-    @Option(name: .long, help: "After the walkthrough, log this many extra point events as fast as possible and report the rate at which they are committed.")
+    @Option(name: .long, help: "After the walkthrough, log this many extra point events as fast as possible and report the rate at which they are committed (and delivered, with --collector).")
     var events: Int = 0
+
+    @Option(name: .long, help: "Upload to this running nflog-collector (its base URL, as `serve` prints it).")
+    var collector: String?
+
+    @Option(name: .long, help: "The app key for --collector.")
+    var appKey: String = "dev-key"
 
     enum ModeOption: String, ExpressibleByArgument, CaseIterable {
         case disabled, active, specific
@@ -25,6 +31,11 @@ struct Demo: AsyncParsableCommand {
 
     func validate() throws {
         guard events >= 0 else { throw ValidationError("--events must be zero or more") }
+        if let collector {
+            guard let url = URL(string: collector), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw ValidationError("--collector must be an http(s) URL such as http://127.0.0.1:8080")
+            }
+        }
     }
 
     func run() async throws {
@@ -38,6 +49,10 @@ struct Demo: AsyncParsableCommand {
         }
         var configuration = Configuration(databaseURL: databaseURL, appID: "com.example.nflog-demo", appVersion: NFLogger.sdkVersion)
         configuration.mode = try Self.mode(mode)
+        if let collector, let base = URL(string: collector) {
+            configuration.uploadURL = base.appendingPathComponent("v1/events")
+            configuration.appKey = appKey
+        }
         let logger = try NFLogger(configuration: configuration)
         print("NFLogger \(NFLogger.sdkVersion) demo: database \(databaseURL.path), mode \(logger.mode)")
 
@@ -45,6 +60,7 @@ struct Demo: AsyncParsableCommand {
         try await walkthrough(logger, &report)
         if events > 0 { await burst(logger, count: events, &report) }
 
+        if collector != nil { await deliver(logger, &report) }
         let diagnostics = await logger.diagnostics()
         await logger.close()
         print("")
@@ -54,6 +70,10 @@ struct Demo: AsyncParsableCommand {
         if db == nil { try? FileManager.default.removeItem(at: databaseURL.deletingLastPathComponent()) }
         guard stored == expected else {
             print("FAILED: \(expected) calls reported .recorded to the demo, the SDK counted \(stored)")
+            throw ExitCode.failure
+        }
+        if collector != nil && diagnostics.waitingForUpload > 0 {
+            print("FAILED: \(diagnostics.waitingForUpload) events were not delivered")
             throw ExitCode.failure
         }
         guard report.failed == report.failedOnPurpose else {
@@ -125,6 +145,21 @@ struct Demo: AsyncParsableCommand {
         logger.resume()
     }
 
+    /// Uploads everything recorded, retrying until the collector has it all (or 60 s pass).
+    func deliver(_ logger: NFLogger, _ report: inout Report) async {
+        let start = ContinuousClock.now
+        var result = await logger.flush()
+        while (result.remainingEvents > 0 || result.error != nil) && ContinuousClock.now - start < .seconds(60) {
+            try? await Task.sleep(for: .milliseconds(50))
+            result = await logger.flush()
+        }
+        print("\nDelivery to \(collector ?? ""): \(result.remainingEvents == 0 ? "everything delivered" : "\(result.remainingEvents) not delivered (\(result.error.map { "\($0)" } ?? "?"))") after \(Self.format(ContinuousClock.now - start)) of flushing")
+    }
+
+    static func format(_ duration: Duration) -> String {
+        String(format: "%.3f s", Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+    }
+
     /// Logs `count` events from one thread as fast as the SDK commits them, keeping at most
     /// `window` calls in flight (below the SDK's in-memory bound, as a well-behaved producer does),
     /// and times first call to last commit.
@@ -152,6 +187,17 @@ struct Demo: AsyncParsableCommand {
         report.recorded += counts.recorded
         report.failed += counts.failed
         print("  \(counts.recorded) recorded, \(counts.failed) failed in \(String(format: "%.3f", seconds)) s: \(Int(Double(counts.recorded) / seconds)) events/s from first call to last commit")
+        if collector != nil {
+            let before = await logger.diagnostics().uploadedEvents
+            var result = await logger.flush()
+            while (result.remainingEvents > 0 || result.error != nil) && ContinuousClock.now - start < .seconds(120) {
+                try? await Task.sleep(for: .milliseconds(20))
+                result = await logger.flush()
+            }
+            let total = ContinuousClock.now - start
+            let uploaded = await logger.diagnostics().uploadedEvents - before
+            print("  \(uploaded) delivered to the collector \(Self.format(total)) after the first call: \(Int(Double(count) / (Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18))) events/s end to end")
+        }
     }
 }
 

@@ -73,6 +73,7 @@ struct DeliveryTests {
         let scratch = Scratch()
         var configuration = configuration(scratch, collector: collector.url, transport: transport)
         configuration.upload.batchMaxEvents = 100
+        configuration.upload.maxConcurrentUploads = 1  // one request at a time, so the order below is exact
         let logger = try NFLogger(configuration: configuration)
         let recorded = await logEvents(logger, points: 700, spans: 50)
         await deliverAll(logger)
@@ -97,6 +98,34 @@ struct DeliveryTests {
         }
         let diagnostics = await logger.diagnostics()
         #expect(diagnostics.retriedUploads == 8 && diagnostics.uploadedEvents == 750)
+        await logger.close()
+        await collector.stop()
+    }
+
+    @Test("Random faults with two uploads in flight: every event stored exactly once", arguments: [1, 2, 3])
+    func randomFaults(seed: UInt64) async throws {
+        var random = SeededRandom(seed: seed)
+        let faults: [FaultInjectingTransport.Fault] = (0..<40).map { _ in
+            switch random.next() % 6 {
+            case 0: .status(503)
+            case 1: .status(429, retryAfter: "0")
+            case 2: .dropBeforeSending
+            case 3: .dropAfterResponse
+            default: .pass
+            }
+        }
+        let collector = try await TestCollector.start()
+        let transport = FaultInjectingTransport(faults)
+        let scratch = Scratch()
+        var configuration = configuration(scratch, collector: collector.url, transport: transport)
+        configuration.upload.batchMaxEvents = 60
+        let logger = try NFLogger(configuration: configuration)
+        let recorded = await logEvents(logger, points: 1_500, spans: 100)
+        await deliverAll(logger)
+        let stored = try await storedIDs(collector)
+        #expect(stored.count == 1_600 && Set(stored) == recorded)
+        let lostResponses = transport.sent.filter { $0.fault == "dropAfterResponse" }.reduce(0) { $0 + $1.events }
+        #expect(try await collector.stats().duplicatesDropped == lostResponses)
         await logger.close()
         await collector.stop()
     }
@@ -236,5 +265,18 @@ struct DeliveryTests {
         let connection = try SQLiteConnection(path: scratch.databaseURL.path, busyTimeoutMilliseconds: 1_000)
         let statement = try connection.prepare("SELECT uuid, http_status, reason FROM quarantined_events")
         return try statement.collect { ($0.uuid(at: 0), Int($0.int64(at: 1)), $0.text(at: 2) ?? "") }
+    }
+}
+
+/// SplitMix64: a fault script that is random but the same on every run.
+struct SeededRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

@@ -20,6 +20,7 @@ public struct JSONParser {
         public init() {}
     }
 
+    private static let linearKeyCheck = 16
     private let input: UnsafeBufferPointer<UInt8>
     private let limits: Limits
     private var index = 0
@@ -87,8 +88,8 @@ public struct JSONParser {
         guard depth <= limits.maxDepth else { throw fail("nested deeper than \(limits.maxDepth) levels") }
         let start = index
         index += 1  // {
-        var members: [(key: String, value: JSONValue)] = []
-        var keys = Set<String>()
+        var members: [JSONMember] = []
+        var keys = Set<String>()  // only used past `linearKeyCheck` members
         skipWhitespace()
         if index < input.count && input[index] == UInt8(ascii: "}") {
             index += 1
@@ -99,12 +100,20 @@ public struct JSONParser {
             guard index < input.count, input[index] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
             let keyOffset = index
             let key = try string()
-            guard keys.insert(key).inserted else { throw fail("duplicate key \"\(key)\"", at: keyOffset) }
+            // Duplicate keys: a linear scan for the usual small object, a set for big ones.
+            let duplicate: Bool
+            if members.count < Self.linearKeyCheck {
+                duplicate = members.contains { $0.key == key }
+            } else {
+                if keys.isEmpty { keys = Set(members.map(\.key)) }
+                duplicate = !keys.insert(key).inserted
+            }
+            guard !duplicate else { throw fail("duplicate key \"\(key)\"", at: keyOffset) }
             skipWhitespace()
             guard index < input.count, input[index] == UInt8(ascii: ":") else { throw fail("expected ':' after a key") }
             index += 1
             skipWhitespace()
-            members.append((key, try value(depth: depth + 1)))
+            members.append(JSONMember(key: key, value: try value(depth: depth + 1)))
             skipWhitespace()
             guard index < input.count else { throw fail("unexpected end of input inside an object") }
             if input[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -137,16 +146,19 @@ public struct JSONParser {
         let start = index
         index += 1  // "
         let contentStart = index
-        // Fast path: no escapes.
+        // Fast path: no escapes. ASCII needs no UTF-8 validation (the generic validator is costly).
+        var ascii = true
         while index < input.count {
             let byte = input[index]
             if byte == UInt8(ascii: "\"") {
                 let content = UnsafeBufferPointer(rebasing: input[contentStart..<index])
                 index += 1
                 guard content.count <= limits.maxStringBytes else { throw fail("a string is longer than \(limits.maxStringBytes) bytes", at: start) }
+                if ascii { return String(decoding: content, as: UTF8.self) }
                 guard let text = String(validating: content, as: UTF8.self) else { throw fail("a string is not valid UTF-8", at: start) }
                 return text
             }
+            if byte >= 0x80 { ascii = false }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw fail("a control character must be escaped inside a string") }
             index += 1

@@ -1,5 +1,8 @@
 /// A parsed JSON document, as the collector's strict parser produces it.
-public indirect enum JSONValue: Sendable, Equatable {
+///
+/// Not `indirect`: arrays and ``JSONObject`` already hold their children out of line, and an
+/// indirect enum would put every number and string in a heap box of its own.
+public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case number(JSONNumber)
@@ -27,10 +30,16 @@ public struct JSONNumber: Sendable, Equatable {
     public let double: Double
 }
 
+/// One member of a JSON object.
+public struct JSONMember: Sendable, Equatable {
+    public let key: String
+    public let value: JSONValue
+}
+
 /// A JSON object: members in document order, and where it sits in the input, so that an object
 /// such as an event's parameters can be stored verbatim without being re-encoded.
 public struct JSONObject: Sendable, Equatable {
-    public let members: [(key: String, value: JSONValue)]
+    public let members: [JSONMember]
     /// The object's bytes in the parsed input, braces included.
     public let range: Range<Int>
 
@@ -38,7 +47,4 @@ public struct JSONObject: Sendable, Equatable {
         members.first { $0.key == key }?.value
     }
 
-    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        lhs.range == rhs.range && lhs.members.elementsEqual(rhs.members) { $0.key == $1.key && $0.value == $1.value }
-    }
 }

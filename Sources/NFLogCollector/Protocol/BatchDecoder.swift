@@ -36,8 +36,8 @@ public struct BatchDecoder: Sendable {
         guard version == Int64(WireProtocol.version) else {
             throw BatchError(path: "version", reason: "unsupported version \(version); this collector reads version \(WireProtocol.version)")
         }
-        let sdk = try root["sdk"].object()
-        let context = try root["context"].object()
+        let sdk = try root["sdk"].object(root: "sdk")
+        let context = try root["context"].object(root: "context")
         let sessionsField = context["sessions"]
         let sessionValues = try sessionsField.array()
         guard (1...maxSessions).contains(sessionValues.count) else {
@@ -46,7 +46,7 @@ public struct BatchDecoder: Sendable {
         var sessions: [Batch.Session] = []
         var sessionIDs = Set<UUID>()
         for (index, value) in sessionValues.enumerated() {
-            let session = try Field(value: value, path: "\(sessionsField.path)[\(index)]").object()
+            let session = try Field(value: value, path: "context.sessions").object(root: "context.sessions", index: index)
             let id = try session["id"].uuid()
             guard sessionIDs.insert(id).inserted else {
                 throw BatchError(path: session["id"].path, reason: "session \(id.uuidString.lowercased()) is listed twice")
@@ -63,7 +63,7 @@ public struct BatchDecoder: Sendable {
         var events: [Batch.Event] = []
         events.reserveCapacity(eventValues.count)
         for (index, value) in eventValues.enumerated() {
-            let event = try Field(value: value, path: "events[\(index)]").object()
+            let event = try Field(value: value, path: "events").object(root: "events", index: index)
             events.append(try decodeEvent(event, sessions: sessionIDs, raw: raw))
         }
         return Batch(
@@ -118,19 +118,48 @@ public struct BatchDecoder: Sendable {
     }
 }
 
-/// A value with its path, for errors that say where.
+/// Where a field is: at most a root, an array index and a key (`events[3].uuid`,
+/// `context.sessions[0].id`, `version`). Kept in parts and only formatted for an error, since
+/// building a string per field read was a large share of the collector's time.
+private struct FieldPath {
+    var root: StaticString
+    var index: Int?
+    var key: String?
+
+    var description: String {
+        var text = root.description
+        if let index { text += "[\(index)]" }
+        if let key { text += text.isEmpty ? key : ".\(key)" }
+        return text
+    }
+}
+
+/// A value with where it is, for errors that say where.
 private struct Field {
     let value: JSONValue?
-    let path: String
+    let location: FieldPath
+
+    init(value: JSONValue?, location: FieldPath) {
+        self.value = value
+        self.location = location
+    }
+
+    init(value: JSONValue?, path root: StaticString) {
+        self.init(value: value, location: FieldPath(root: root))
+    }
+
+    var path: String { location.description }
 
     private func wrong(_ expected: String) -> BatchError {
         guard let value else { return BatchError(path: path, reason: "is required") }
         return BatchError(path: path, reason: "must be \(expected), found \(value.kindName)")
     }
 
-    func object() throws(BatchError) -> ObjectField {
+    /// This object's fields will be found under `root[index]` (or under this field's own path
+    /// when it has no key yet, which is how the batch's top-level objects are reached).
+    func object(root: StaticString? = nil, index: Int? = nil) throws(BatchError) -> ObjectField {
         guard case .object(let object)? = value else { throw wrong("an object") }
-        return ObjectField(object: object, path: path)
+        return ObjectField(object: object, location: FieldPath(root: root ?? location.root, index: index ?? location.index, key: root == nil ? location.key : nil))
     }
 
     func array() throws(BatchError) -> [JSONValue] {
@@ -173,7 +202,7 @@ private struct Field {
 
     func uuid() throws(BatchError) -> UUID {
         guard case .string(let string)? = value else { throw wrong("a UUID string") }
-        guard string.utf8.count == 36, let uuid = UUID(uuidString: string) else {
+        guard let uuid = UUID(canonical: string) else {
             throw BatchError(path: path, reason: "must be a UUID such as 0193a7c2-5b1e-7c3d-9f00-1a2b3c4d5e6f")
         }
         return uuid
@@ -188,15 +217,17 @@ private struct Field {
 
 private struct ObjectField {
     let object: JSONObject
-    let path: String
+    let location: FieldPath
 
     subscript(key: String) -> Field {
-        Field(value: object[key], path: path.isEmpty ? key : "\(path).\(key)")
+        var location = self.location
+        location.key = key
+        return Field(value: object[key], location: location)
     }
 
     /// The member, or `nil` if it is absent or null.
     func optional(_ key: String) -> Field? {
         guard let value = object[key], value != .null else { return nil }
-        return Field(value: value, path: path.isEmpty ? key : "\(path).\(key)")
+        return self[key]
     }
 }

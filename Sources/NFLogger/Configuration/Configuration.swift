@@ -68,6 +68,9 @@ public struct Configuration: Sendable {
         public var batchMaxEvents = 500
         /// The most bytes of JSON in one batch, before compression. Default: 512 KiB.
         public var batchMaxBytes = 512 * 1024
+        /// How many batches may be in flight at once. Default: 2, so the device prepares the next
+        /// batch while the collector stores the last one.
+        public var maxConcurrentUploads = 2
         /// zlib's level for the gzip body: 0 (none) … 9 (smallest). Default: 6.
         public var gzipLevel = 6
         /// The first retry waits up to this long; each further failure doubles it (full jitter).
@@ -159,6 +162,7 @@ extension Configuration.Upload {
         try check((1...10_000).contains(batchMaxEvents), "batch_max_events", "must be between 1 and 10000")
         try check((1024...(8 << 20)).contains(batchMaxBytes), "batch_max_bytes", "must be between 1024 and 8388608")
         try check((0...9).contains(gzipLevel), "gzip_level", "must be between 0 and 9")
+        try check((1...4).contains(maxConcurrentUploads), "max_concurrent_uploads", "must be between 1 and 4")
         try check(initialBackoff > .zero && initialBackoff <= maxBackoff, "initial_backoff_s", "must be positive and at most max_backoff_s")
         try check(maxBackoff <= .seconds(86_400), "max_backoff_s", "must be at most a day")
         try check(refusedBackoff > .zero && refusedBackoff <= .seconds(7 * 86_400), "refused_backoff_s", "must be positive and at most a week")

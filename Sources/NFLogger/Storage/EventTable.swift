@@ -17,10 +17,13 @@ protocol EventTable: AnyObject {
     func ready(contextRowID: Int64, limit: Int) throws(SQLiteError) -> [StoredEvent]
     /// How many rows are ready for upload.
     func readyCount() throws(SQLiteError) -> Int
+    /// How many rows are in upload batches.
+    func batchedCount() throws(SQLiteError) -> Int
     /// The rows of an upload batch.
     func rows(inBatch batchRowID: Int64) throws(SQLiteError) -> [StoredEvent]
-    /// Puts a row into an upload batch.
-    func assign(rowID: Int64, toBatch batchRowID: Int64) throws(SQLiteError)
+    /// Puts the first `count` rows that ``ready(contextRowID:limit:)`` returns into an upload batch,
+    /// in one statement (the same query, in the same transaction, so the same rows).
+    func assignReady(contextRowID: Int64, count: Int, toBatch batchRowID: Int64) throws(SQLiteError)
     /// Takes every row out of a batch again (the batch is being split).
     func release(batch batchRowID: Int64) throws(SQLiteError)
     /// Deletes the rows of a batch the collector confirmed. Returns how many.
@@ -56,6 +59,7 @@ extension SQLiteStatement {
 /// The SQL that differs between the event tables, so the upload queries are written once.
 struct EventTableQueries {
     let readyCount: SQLiteStatement
+    let batchedCount: SQLiteStatement
     let oldestReady: SQLiteStatement
     let ready: SQLiteStatement
     let inBatch: SQLiteStatement
@@ -70,6 +74,7 @@ struct EventTableQueries {
     init(connection: SQLiteConnection, table: String, columns: String, time: String, readyCondition: String) throws(SQLiteError) {
         let ready = "e.batch_id IS NULL\(readyCondition.isEmpty ? "" : " AND e.\(readyCondition)")"
         readyCount = try connection.prepare("SELECT count(*) FROM \(table) e WHERE \(ready)")
+        batchedCount = try connection.prepare("SELECT count(*) FROM \(table) WHERE batch_id IS NOT NULL")
         oldestReady = try connection.prepare("""
             SELECT s.context_id, e.\(time) FROM \(table) e JOIN sessions s ON s.id = e.session_id
             WHERE \(ready) ORDER BY e.id LIMIT 1
@@ -79,7 +84,11 @@ struct EventTableQueries {
             WHERE \(ready) AND s.context_id = ? ORDER BY e.id LIMIT ?
             """)
         inBatch = try connection.prepare("SELECT e.id, \(columns) FROM \(table) e WHERE e.batch_id = ? ORDER BY e.id")
-        assign = try connection.prepare("UPDATE \(table) SET batch_id = ? WHERE id = ?")
+        assign = try connection.prepare("""
+            UPDATE \(table) SET batch_id = ?1 WHERE id IN (
+                SELECT e.id FROM \(table) e JOIN sessions s ON s.id = e.session_id
+                WHERE \(ready) AND s.context_id = ?2 ORDER BY e.id LIMIT ?3)
+            """)
         release = try connection.prepare("UPDATE \(table) SET batch_id = NULL WHERE batch_id = ?")
         deleteBatch = try connection.prepare("DELETE FROM \(table) WHERE batch_id = ?")
         deleteRow = try connection.prepare("DELETE FROM \(table) WHERE id = ?")
@@ -108,14 +117,20 @@ extension UploadableEventTable {
         Int(try queries.readyCount.collect { $0.int64(at: 0) }.first ?? 0)
     }
 
+    func batchedCount() throws(SQLiteError) -> Int {
+        Int(try queries.batchedCount.collect { $0.int64(at: 0) }.first ?? 0)
+    }
+
     func rows(inBatch batchRowID: Int64) throws(SQLiteError) -> [StoredEvent] {
         try queries.inBatch.bind(batchRowID, at: 1)
         return try queries.inBatch.collect { $0.storedEvent(kind: kind) }
     }
 
-    func assign(rowID: Int64, toBatch batchRowID: Int64) throws(SQLiteError) {
+    func assignReady(contextRowID: Int64, count: Int, toBatch batchRowID: Int64) throws(SQLiteError) {
+        guard count > 0 else { return }
         try queries.assign.bind(batchRowID, at: 1)
-        try queries.assign.bind(rowID, at: 2)
+        try queries.assign.bind(contextRowID, at: 2)
+        try queries.assign.bind(Int64(count), at: 3)
         try queries.assign.run()
     }
 

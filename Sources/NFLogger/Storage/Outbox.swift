@@ -29,7 +29,7 @@ final class Outbox {
 
     init(connection: SQLiteConnection, tables: EventTableFactory) throws(SQLiteError) {
         self.tables = tables
-        pendingBatch = try connection.prepare("SELECT id, uuid, context_id FROM upload_batches ORDER BY id LIMIT 1")
+        pendingBatch = try connection.prepare("SELECT id, uuid, context_id FROM upload_batches ORDER BY id")
         insertBatch = try connection.prepare("INSERT INTO upload_batches (uuid, context_id, created_ms) VALUES (?, ?, ?) RETURNING id")
         deleteBatch = try connection.prepare("DELETE FROM upload_batches WHERE id = ?")
         countAttempt = try connection.prepare("UPDATE upload_batches SET attempts = attempts + 1 WHERE id = ?")
@@ -44,10 +44,13 @@ final class Outbox {
 
     private var eventTables: [any EventTable] { [tables.table(for: .point), tables.table(for: .span)] }
 
-    /// The next batch to send: the unfinished one if there is one, otherwise a new one of the
-    /// oldest ready events that share a context, within the bounds. `nil` when nothing is ready.
-    func nextBatch(maxEvents: Int, maxBytes: Int, now: Int64) throws(SQLiteError) -> OutgoingBatch? {
-        if let pending = try pendingBatch.collect({ ($0.int64(at: 0), $0.uuid(at: 1), $0.int64(at: 2)) }).first {
+    /// The next batch to send: an unfinished one not in `excluding` (in flight) if there is one,
+    /// so a batch interrupted by a failure or a crash goes again with the same id and events;
+    /// otherwise a new one of the oldest ready events that share a context, within the bounds.
+    /// `nil` when nothing is ready.
+    func nextBatch(maxEvents: Int, maxBytes: Int, now: Int64, excluding: Set<Int64> = []) throws(SQLiteError) -> OutgoingBatch? {
+        let unfinished = try pendingBatch.collect { ($0.int64(at: 0), $0.uuid(at: 1), $0.int64(at: 2)) }
+        if let pending = unfinished.first(where: { !excluding.contains($0.0) }) {
             var events: [StoredEvent] = []
             for table in eventTables { events += try table.rows(inBatch: pending.0) }
             if !events.isEmpty {
@@ -61,9 +64,11 @@ final class Outbox {
             if let candidate = try table.oldestReady(), candidate.timestamp < oldest?.timestamp ?? .max { oldest = candidate }
         }
         guard let contextRowID = oldest?.contextRowID else { return nil }
-        var candidates: [StoredEvent] = []
-        for table in eventTables { candidates += try table.ready(contextRowID: contextRowID, limit: maxEvents) }
-        candidates = Self.oldestFirst(candidates)
+        let points = try tables.points.ready(contextRowID: contextRowID, limit: maxEvents)
+        let spans = try tables.spans.ready(contextRowID: contextRowID, limit: maxEvents)
+        // A merge, not a sort: each table's rows keep their id order, so what a batch takes from a
+        // table is always a prefix of that table's ready rows, which one UPDATE can mark.
+        let candidates = Self.merge(points, spans)
 
         // Take events, oldest first, until the count or the byte bound (at least one, whatever its size).
         var sessions: [Int64: UUID] = [:]
@@ -85,8 +90,25 @@ final class Outbox {
         guard let rowID = try insertBatch.collect({ $0.int64(at: 0) }).first else {
             throw SQLiteError(code: 1, message: "inserting an upload batch returned no row id")
         }
-        for event in chosen { try tables.table(for: event.kind).assign(rowID: event.rowID, toBatch: rowID) }
+        let chosenPoints = chosen.count { $0.kind == .point }
+        try tables.points.assignReady(contextRowID: contextRowID, count: chosenPoints, toBatch: rowID)
+        try tables.spans.assignReady(contextRowID: contextRowID, count: chosen.count - chosenPoints, toBatch: rowID)
         return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: chosen, now: now, encoded: encoded)
+    }
+
+    /// Merges two lists, each in id order, by time (points first on ties).
+    static func merge(_ points: [StoredEvent], _ spans: [StoredEvent]) -> [StoredEvent] {
+        var merged: [StoredEvent] = []
+        merged.reserveCapacity(points.count + spans.count)
+        var p = 0, s = 0
+        while p < points.count || s < spans.count {
+            if s == spans.count || (p < points.count && points[p].timestamp <= spans[s].timestamp) {
+                merged.append(points[p]); p += 1
+            } else {
+                merged.append(spans[s]); s += 1
+            }
+        }
+        return merged
     }
 
     private static func oldestFirst(_ events: [StoredEvent]) -> [StoredEvent] {
@@ -167,13 +189,10 @@ final class Outbox {
         Int(try quarantineCount.collect { $0.int64(at: 0) }.first ?? 0)
     }
 
-    /// Events stored and ready to upload, plus those in the unfinished batch.
+    /// Events stored and ready to upload, plus those in unfinished batches.
     func waitingCount() throws(SQLiteError) -> Int {
         var count = 0
-        for table in eventTables { count += try table.readyCount() }
-        if let pending = try pendingBatch.collect({ $0.int64(at: 0) }).first {
-            for table in eventTables { count += try table.rows(inBatch: pending).count }
-        }
+        for table in eventTables { count += try table.readyCount() + table.batchedCount() }
         return count
     }
 }

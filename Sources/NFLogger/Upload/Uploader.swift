@@ -3,11 +3,12 @@ import Foundation
 import Logging
 import NFLogSupport
 
-/// Sends the stored events to the collector, one batch at a time, and settles each batch by the
-/// answer: delivered (delete its rows), too big or refused (split it; quarantine a single refused
-/// event), failed (back off and send the same batch again), or not allowed (pause).
+/// Sends the stored events to the collector, a few batches at a time
+/// (``Configuration/Upload/maxConcurrentUploads``), and settles each batch by the answer:
+/// delivered (delete its rows), too big or refused (split it; quarantine a single refused event),
+/// failed (back off and send the same batch again), or not allowed (pause).
 ///
-/// All its state lives on the RequestManager's queue; only the HTTP request runs elsewhere.
+/// All its state lives on the RequestManager's queue; only the HTTP requests run elsewhere.
 final class Uploader: @unchecked Sendable {
     // @unchecked: every mutable property is read and written only on `queue`, the
     // RequestManager's serial queue; the network call hands its result back to `queue`.
@@ -22,14 +23,15 @@ final class Uploader: @unchecked Sendable {
     private let completionQueue: DispatchQueue
 
     private enum Phase {
-        case idle
-        case sending
-        /// Waiting after a failure; only a flush or the retry timer sends before `until`.
+        case ready
+        /// Waiting after a failure: nothing new is sent before `until`.
         case backingOff(until: DispatchTime)
         /// The collector refused the key or URL; same rule, with the longer wait.
         case paused(until: DispatchTime)
     }
-    private var phase = Phase.idle
+    private var phase = Phase.ready
+    /// Batches sent and not yet answered, by their row id.
+    private var inFlight: [Int64: OutgoingBatch] = [:]
     private var suspended = false
     private var closed = false
     private var consecutiveFailures = 0
@@ -84,11 +86,10 @@ final class Uploader: @unchecked Sendable {
         if recordedSinceUpload >= settings.countThreshold { trigger() }
     }
 
-    /// Uploads now unless suspended, closed, already sending, or waiting out a backoff or pause.
+    /// Uploads now unless suspended, closed, or waiting out a backoff or pause.
     private func trigger() {
         guard !closed, !suspended, !isWaiting else { return }
-        if case .sending = phase { return }  // the send loop goes on by itself after the response
-        sendNext()
+        fill()
     }
 
     /// Whether a backoff or pause is still in force. Nothing, not even a flush, cuts it short:
@@ -96,7 +97,7 @@ final class Uploader: @unchecked Sendable {
     private var isWaiting: Bool {
         switch phase {
         case .backingOff(let until), .paused(let until): DispatchTime.now() < until
-        case .idle, .sending: false
+        case .ready: false
         }
     }
 
@@ -130,28 +131,39 @@ final class Uploader: @unchecked Sendable {
 
     // MARK: The send loop
 
-    private func sendNext() {
-        guard !closed, !suspended else {
-            phase = .idle
-            return finishFlushes(closed ? .closed : .suspended)
+    /// Sends batches until `maxConcurrentUploads` are in flight or nothing is ready; when nothing
+    /// is in flight and nothing is ready, the queue is empty and waiting flushes are told.
+    private func fill() {
+        guard !closed, !suspended else { return finishFlushes(closed ? .closed : .suspended) }
+        while inFlight.count < settings.maxConcurrentUploads && !isWaiting {
+            guard let batch = prepareNext() else { break }
+            send(batch)
         }
-        let now = clock.wallMilliseconds()
-        let maxEvents = batchMaxEvents
-        let batch: OutgoingBatch?
-        do {
-            batch = try database.withOutbox { (outbox) throws(SQLiteError) in
-                try outbox.nextBatch(maxEvents: maxEvents, maxBytes: settings.batchMaxBytes, now: now)
-            }
-        } catch {
-            return backOff(.storage(error), retryAfter: nil)
-        }
-        guard let batch else {
-            // Nothing ready: the queue is empty.
-            phase = .idle
+        if inFlight.isEmpty && !isWaiting {
+            phase = .ready
             batchMaxEvents = settings.batchMaxEvents
             recordedSinceUpload = 0
-            return finishFlushes(nil)
+            finishFlushes(nil)
         }
+    }
+
+    /// The next batch not already in flight, or `nil` (nothing ready, or a storage failure, which
+    /// starts a backoff).
+    private func prepareNext() -> OutgoingBatch? {
+        let now = clock.wallMilliseconds()
+        let maxEvents = batchMaxEvents
+        let busy = Set(inFlight.keys)
+        do {
+            return try database.withOutbox { (outbox) throws(SQLiteError) in
+                try outbox.nextBatch(maxEvents: maxEvents, maxBytes: settings.batchMaxBytes, now: now, excluding: busy)
+            }
+        } catch {
+            backOff(.storage(error), retryAfter: nil)
+            return nil
+        }
+    }
+
+    private func send(_ batch: OutgoingBatch) {
         let body: [UInt8]
         do { body = try Gzip.compress(batch.body, level: settings.gzipLevel) } catch {
             return backOff(.encoding("\(error)"), retryAfter: nil)
@@ -162,7 +174,7 @@ final class Uploader: @unchecked Sendable {
             WireProtocol.appKeyHeader: appKey,
             "User-Agent": "\(NFLogger.sdkName)/\(NFLogger.sdkVersion)",
         ], body: Data(body))
-        phase = .sending
+        inFlight[batch.rowID] = batch
         recordedSinceUpload = 0
         logger.trace("uploading batch", metadata: ["batch": "\(batch.id)", "events": "\(batch.events.count)", "bytes": "\(body.count)"])
         let transport = self.transport
@@ -174,6 +186,13 @@ final class Uploader: @unchecked Sendable {
     }
 
     private func settle(_ batch: OutgoingBatch, _ outcome: Result<HTTPResponse, any Error>) {
+        inFlight[batch.rowID] = nil
+        handle(batch, outcome)
+        // Keep the pipe full, unless a failure just started a wait (its timer resumes).
+        if !closed && !suspended && !isWaiting { fill() }
+    }
+
+    private func handle(_ batch: OutgoingBatch, _ outcome: Result<HTTPResponse, any Error>) {
         let response: HTTPResponse
         switch outcome {
         case .failure(let error):
@@ -197,7 +216,6 @@ final class Uploader: @unchecked Sendable {
             consecutiveFailures = 0
             lastError = nil
             nextAttempt = nil
-            sendNext()
         case 400, 413, 422:
             if batch.events.count > 1 {
                 // Too big, or one event in it is refused: send it again in halves to find out.
@@ -217,7 +235,6 @@ final class Uploader: @unchecked Sendable {
                     return backOff(.storage(error), retryAfter: nil)
                 }
             }
-            sendNext()
         case 408, 429, 500..<600:
             retry(batch, .server(status: status, message: message), retryAfter: Self.retryAfter(response))
         default:
