@@ -32,6 +32,7 @@ struct ConfigurationFileTests {
         object["mode"] = "specific"
         object["specific_patterns"] = ["ui.**", "net.*"]
         object["limits"] = ["max_parameters_bytes": 1024, "max_pending_events": 500]
+        object["upload"] = ["interval_s": 2.5, "batch_max_events": 100, "gzip_level": 9, "max_backoff_s": 60]
         let configuration = try Configuration(contentsOf: write(object, in: directory))
         #expect(configuration.appKey == "k-123")
         #expect(configuration.tenantID == "acme")
@@ -41,6 +42,8 @@ struct ConfigurationFileTests {
         #expect(configuration.appID == "com.example.app" && configuration.appVersion == "1.4.2")
         #expect(configuration.mode == .specific(try EventRules(allow: ["ui.**", "net.*"])))
         #expect(configuration.limits.maxParametersBytes == 1024 && configuration.limits.maxPendingEvents == 500)
+        #expect(configuration.upload.interval == .milliseconds(2_500) && configuration.upload.batchMaxEvents == 100)
+        #expect(configuration.upload.gzipLevel == 9 && configuration.upload.maxBackoff == .seconds(60))
         // And it works.
         let logger = try NFLogger(configuration: configuration)
         _ = logger
@@ -107,6 +110,12 @@ struct ConfigurationFileTests {
         #expect(throws: ConfigurationError.invalidField("limits.max_pending_events", reason: "must be at least 1")) { try load(object) }
         object["limits"] = ["max_pending_event": 10]
         #expect(throws: ConfigurationError.unknownField("limits.max_pending_event")) { try load(object) }
+        object["limits"] = nil
+        object["upload"] = ["gzip_level": 11]
+        #expect(throws: ConfigurationError.invalidField("upload.gzip_level", reason: "must be between 0 and 9")) { try load(object) }
+        object["upload"] = ["batch_max_events": 0]
+        #expect(throws: ConfigurationError.invalidField("upload.batch_max_events", reason: "must be between 1 and 10000")) { try load(object) }
+        object["upload"] = nil
         object["limits"] = nil
         object["mode"] = "specific"
         #expect(throws: ConfigurationError.missingField("specific_patterns")) { try load(object) }

@@ -15,7 +15,8 @@ extension Configuration {
     ///   "database_path": "nflogger/events.sqlite",
     ///   "app_id": "com.example.app", "app_version": "1.4.2",
     ///   "mode": "specific", "specific_patterns": ["ui.**", "net.*"],
-    ///   "limits": { "max_parameters_bytes": 32768, "max_pending_events": 20000 }
+    ///   "limits": { "max_parameters_bytes": 32768, "max_pending_events": 20000 },
+    ///   "upload": { "interval_s": 30, "batch_max_events": 500, "gzip_level": 6 }
     /// }
     /// ```
     ///
@@ -49,7 +50,7 @@ extension Configuration {
     private init(fields: FieldReader, baseDirectory: URL) throws(ConfigurationError) {
         try fields.rejectUnknown(["app_key", "tenant_id", "upload_url", "policy_url", "database_path",
                                   "app_id", "app_version", "mode", "specific_patterns", "limits",
-                                  "session_idle_timeout_s"])
+                                  "session_idle_timeout_s", "upload"])
         let databasePath = try fields.requiredString("database_path")
         let databaseURL = databasePath.hasPrefix("/")
             ? URL(fileURLWithPath: databasePath)
@@ -93,6 +94,21 @@ extension Configuration {
             if let value = try limits.integer("max_pending_events") { self.limits.maxPendingEvents = value }
             if let value = try limits.integer("max_pending_bytes") { self.limits.maxPendingBytes = value }
             if let value = try limits.integer("busy_timeout_ms") { self.limits.busyTimeout = .milliseconds(value) }
+        }
+        if let upload = try fields.object("upload") {
+            try upload.rejectUnknown(["interval_s", "count_threshold", "batch_max_events", "batch_max_bytes", "gzip_level",
+                                      "max_concurrent_uploads", "initial_backoff_s", "max_backoff_s", "refused_backoff_s",
+                                      "request_timeout_s"])
+            if let value = try upload.seconds("interval_s") { self.upload.interval = value }
+            if let value = try upload.integer("count_threshold") { self.upload.countThreshold = value }
+            if let value = try upload.integer("batch_max_events") { self.upload.batchMaxEvents = value }
+            if let value = try upload.integer("batch_max_bytes") { self.upload.batchMaxBytes = value }
+            if let value = try upload.integer("gzip_level") { self.upload.gzipLevel = value }
+            if let value = try upload.integer("max_concurrent_uploads") { self.upload.maxConcurrentUploads = value }
+            if let value = try upload.seconds("initial_backoff_s") { self.upload.initialBackoff = value }
+            if let value = try upload.seconds("max_backoff_s") { self.upload.maxBackoff = value }
+            if let value = try upload.seconds("refused_backoff_s") { self.upload.refusedBackoff = value }
+            if let value = try upload.seconds("request_timeout_s") { self.upload.requestTimeout = value }
         }
         try validate()
     }
@@ -153,6 +169,15 @@ private struct FieldReader {
             throw .invalidField(path(key), reason: "must be a whole number")
         }
         return integer
+    }
+
+    /// A duration in seconds (fractions allowed), at most a week.
+    func seconds(_ key: String) throws(ConfigurationError) -> Duration? {
+        guard let number = try number(key) else { return nil }
+        guard (0...Configuration.maxIdleTimeoutSeconds).contains(number) else {
+            throw .invalidField(path(key), reason: "must be between 0 and \(Int(Configuration.maxIdleTimeoutSeconds)) seconds")
+        }
+        return .milliseconds(Int64(number * 1_000))
     }
 
     func stringArray(_ key: String) throws(ConfigurationError) -> [String]? {
