@@ -188,15 +188,18 @@ struct Demo: AsyncParsableCommand {
         report.failed += counts.failed
         print("  \(counts.recorded) recorded, \(counts.failed) failed in \(String(format: "%.3f", seconds)) s: \(Int(Double(counts.recorded) / seconds)) events/s from first call to last commit")
         if collector != nil {
-            let before = await logger.diagnostics().uploadedEvents
             var result = await logger.flush()
             while (result.remainingEvents > 0 || result.error != nil) && ContinuousClock.now - start < .seconds(120) {
                 try? await Task.sleep(for: .milliseconds(20))
                 result = await logger.flush()
             }
             let total = ContinuousClock.now - start
-            let uploaded = await logger.diagnostics().uploadedEvents - before
-            print("  \(uploaded) delivered to the collector \(Self.format(total)) after the first call: \(Int(Double(count) / (Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18))) events/s end to end")
+            let seconds = Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18
+            if result.remainingEvents == 0 {
+                print("  all \(count) delivered to the collector \(Self.format(total)) after the first call: \(Int(Double(count) / seconds)) events/s end to end")
+            } else {
+                print("  \(result.remainingEvents) still waiting after \(Self.format(total)): \(result.error.map { "\($0)" } ?? "")")
+            }
         }
     }
 }
