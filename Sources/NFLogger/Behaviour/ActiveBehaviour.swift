@@ -1,10 +1,17 @@
-/// Logging is on: every valid event is recorded.
+/// Logging is on: every valid event is recorded, except what the policy denies, samples out, or
+/// a privacy zone hides.
 struct ActiveBehaviour: LogBehaviour {
+    var rules = EventRules.none
+
     var mode: LogMode { .active }
 
-    func admit(name: String) throws(NFLoggerError) -> Admission {
-        try EventName.validateName(name)
-        return .record
+    func admit(name: String, context: AdmissionContext) throws(NFLoggerError) -> Admission {
+        if rules.deny.isEmpty && rules.sampling.isEmpty && !context.insidePrivacyZone {
+            // The common case, kept to one check on the hot path.
+            try EventName.validateName(name)
+            return .record
+        }
+        return try AdmissionChecks.admit(name: name, context: context, rules: rules, requireAllow: false)
     }
 
     func admitSpanEnd() -> Admission { .record }

@@ -1,25 +1,71 @@
-/// The selection rules of ``LogMode/specific(_:)``: an event is recorded when any of the
-/// `allow` patterns matches its name.
+/// Which events are recorded, by name.
+///
+/// - `allow`: in ``LogMode/specific(_:)``, only names matching one of these are recorded
+///   (active mode records every name and ignores this list).
+/// - `deny`: names matching one of these are never recorded; deny wins over allow.
+/// - `sampling`: the first rule whose pattern matches gives the share of installs that record
+///   the event (0…1); names no rule matches are recorded by every install.
 public struct EventRules: Sendable, Equatable {
-    /// The patterns that select events for recording.
     public let allow: [TagPattern]
+    public let deny: [TagPattern]
+    public let sampling: [SamplingRule]
+
+    /// No allow list, nothing denied, nothing sampled.
+    public static let none = EventRules(allow: [TagPattern]())
 
     /// Rules from already-parsed patterns.
-    public init(allow: [TagPattern]) {
+    public init(allow: [TagPattern], deny: [TagPattern] = [], sampling: [SamplingRule] = []) {
         self.allow = allow
+        self.deny = deny
+        self.sampling = sampling
     }
 
     /// Rules from pattern strings.
     /// - Throws: ``TagPatternError`` for the first invalid pattern; no rules are created.
-    public init(allow: [String]) throws(TagPatternError) {
-        var patterns: [TagPattern] = []
-        patterns.reserveCapacity(allow.count)
-        for text in allow { patterns.append(try TagPattern(text)) }
-        self.allow = patterns
+    public init(allow: [String], deny: [String] = [], sampling: [(pattern: String, rate: Double)] = []) throws(TagPatternError) {
+        self.allow = try Self.parse(allow)
+        self.deny = try Self.parse(deny)
+        var rules: [SamplingRule] = []
+        for (pattern, rate) in sampling { rules.append(SamplingRule(pattern: try TagPattern(pattern), rate: rate)) }
+        self.sampling = rules
     }
 
-    /// Whether these rules select an event with this (already validated) name.
+    private static func parse(_ texts: [String]) throws(TagPatternError) -> [TagPattern] {
+        var patterns: [TagPattern] = []
+        patterns.reserveCapacity(texts.count)
+        for text in texts { patterns.append(try TagPattern(text)) }
+        return patterns
+    }
+
+    /// Whether the allow list selects an event with this (already validated) name.
     public func selects(_ name: String) -> Bool {
         allow.contains { $0.matches(name) }
+    }
+
+    /// Whether the deny list refuses this name.
+    public func denies(_ name: String) -> Bool {
+        deny.contains { $0.matches(name) }
+    }
+
+    /// The share of installs that record this name: the first matching sampling rule's, or 1.
+    public func samplingRate(for name: String) -> Double {
+        sampling.first { $0.pattern.matches(name) }?.rate ?? 1
+    }
+
+    /// These rules' deny and sampling lists added to another set's (the policy's to the app's).
+    func adding(denyAndSamplingOf other: EventRules) -> EventRules {
+        EventRules(allow: allow, deny: deny + other.deny, sampling: sampling + other.sampling)
+    }
+}
+
+/// A share of installs (0…1) that record events whose names match a pattern.
+public struct SamplingRule: Sendable, Equatable {
+    public let pattern: TagPattern
+    /// 0 records nothing, 1 everything. Values outside 0…1 are clamped; NaN counts as 1.
+    public let rate: Double
+
+    public init(pattern: TagPattern, rate: Double) {
+        self.pattern = pattern
+        self.rate = rate.isNaN ? 1 : min(1, max(0, rate))
     }
 }

@@ -47,7 +47,7 @@ extension Configuration {
         try self.init(fields: FieldReader(object, prefix: ""), baseDirectory: fileURL.deletingLastPathComponent())
     }
 
-    private init(fields: FieldReader, baseDirectory: URL) throws(ConfigurationError) {
+    private init(fields: FieldReader<ConfigurationError>, baseDirectory: URL) throws(ConfigurationError) {
         try fields.rejectUnknown(["app_key", "tenant_id", "upload_url", "policy_url", "database_path",
                                   "app_id", "app_version", "mode", "specific_patterns", "limits",
                                   "session_idle_timeout_s", "upload"])
@@ -114,83 +114,8 @@ extension Configuration {
     }
 }
 
-/// Reads typed fields out of a JSON object, with errors that name the field's full path.
-private struct FieldReader {
-    let object: [String: Any]
-    let prefix: String
-
-    init(_ object: [String: Any], prefix: String) {
-        self.object = object
-        self.prefix = prefix
-    }
-
-    private func path(_ key: String) -> String { prefix + key }
-
-    func rejectUnknown(_ known: Set<String>) throws(ConfigurationError) {
-        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
-            throw .unknownField(path(unknown))
-        }
-    }
-
-    func string(_ key: String) throws(ConfigurationError) -> String? {
-        guard let value = object[key], !(value is NSNull) else { return nil }
-        guard let string = value as? String else { throw .invalidField(path(key), reason: "must be a string") }
-        return string
-    }
-
-    func requiredString(_ key: String) throws(ConfigurationError) -> String {
-        guard let string = try string(key) else { throw .missingField(path(key)) }
-        guard !string.trimmingCharacters(in: .whitespaces).isEmpty else {
-            throw .invalidField(path(key), reason: "must not be empty")
-        }
-        return string
-    }
-
-    func requiredURL(_ key: String) throws(ConfigurationError) -> URL {
-        let text = try requiredString(key)
-        guard let url = URL(string: text) else { throw .invalidField(path(key), reason: "is not a URL: \"\(text)\"") }
-        try Configuration.checkHTTP(url, field: path(key))
-        return url
-    }
-
-    func number(_ key: String) throws(ConfigurationError) -> Double? {
-        guard let value = object[key], !(value is NSNull) else { return nil }
-        // JSONSerialization gives booleans as NSNumbers, which `as? Double` would accept.
-        guard let boxed = value as? NSNumber, type(of: boxed) != NSNumber.booleanClass,
-              case let number = boxed.doubleValue, number.isFinite else {
-            throw .invalidField(path(key), reason: "must be a number")
-        }
-        return number
-    }
-
-    func integer(_ key: String) throws(ConfigurationError) -> Int? {
-        guard let number = try number(key) else { return nil }
-        guard number == number.rounded(), let integer = Int(exactly: number) else {
-            throw .invalidField(path(key), reason: "must be a whole number")
-        }
-        return integer
-    }
-
-    /// A duration in seconds (fractions allowed), at most a week.
-    func seconds(_ key: String) throws(ConfigurationError) -> Duration? {
-        guard let number = try number(key) else { return nil }
-        guard (0...Configuration.maxIdleTimeoutSeconds).contains(number) else {
-            throw .invalidField(path(key), reason: "must be between 0 and \(Int(Configuration.maxIdleTimeoutSeconds)) seconds")
-        }
-        return .milliseconds(Int64(number * 1_000))
-    }
-
-    func stringArray(_ key: String) throws(ConfigurationError) -> [String]? {
-        guard let value = object[key], !(value is NSNull) else { return nil }
-        guard let array = value as? [Any], let strings = array as? [String] else {
-            throw .invalidField(path(key), reason: "must be an array of strings")
-        }
-        return strings
-    }
-
-    func object(_ key: String) throws(ConfigurationError) -> FieldReader? {
-        guard let value = object[key], !(value is NSNull) else { return nil }
-        guard let nested = value as? [String: Any] else { throw .invalidField(path(key), reason: "must be an object") }
-        return FieldReader(nested, prefix: path(key) + ".")
-    }
+extension ConfigurationError: FieldReaderError {
+    static func missing(_ field: String) -> ConfigurationError { .missingField(field) }
+    static func invalid(_ field: String, _ reason: String) -> ConfigurationError { .invalidField(field, reason: reason) }
+    static func unknown(_ field: String) -> ConfigurationError { .unknownField(field) }
 }

@@ -24,8 +24,18 @@ public struct Configuration: Sendable {
     public var uploadURL: URL?
     /// Where the policy is downloaded from.
     public var policyURL: URL?
-    /// The mode the logger starts in. Default: ``LogMode/active``.
+    /// The mode the logger starts in when no policy is in force. Default: ``LogMode/active``.
     public var mode: LogMode = .active
+    /// The policy in force until one is fetched (or cached from an earlier run).
+    public var defaultPolicy: Policy?
+    /// An Ed25519 public key (32 raw bytes). When set, only policies whose signature (the
+    /// collector's `X-NFLog-Signature` header) verifies with it are applied.
+    public var policyPublicKey: Data?
+    /// How often to ask for a newer policy when the policy in force does not say. Default: 1 hour.
+    public var policyRefreshInterval: Duration = .seconds(3600)
+    /// A stable id for this install, used for deterministic sampling. Default: a random id the
+    /// SDK keeps in a file beside the database.
+    public var installID: String?
     /// Bounds on input, memory and waiting.
     public var limits = Limits()
     /// How long the app may stay suspended before ``NFLogger/resume()`` starts a new session.
@@ -107,7 +117,15 @@ public struct Configuration: Sendable {
             try Self.checkHTTP(uploadURL, field: "upload_url")
             if appKey == nil { throw .missingField("app_key") }
         }
-        if let policyURL { try Self.checkHTTP(policyURL, field: "policy_url") }
+        if let policyURL {
+            try Self.checkHTTP(policyURL, field: "policy_url")
+            if appKey == nil { throw .missingField("app_key") }
+        }
+        if let policyPublicKey, policyPublicKey.count != 32 {
+            throw .invalidField("policy_public_key", reason: "must be a 32-byte Ed25519 public key, got \(policyPublicKey.count) bytes")
+        }
+        if policyRefreshInterval < .seconds(1) { throw .invalidField("policy_refresh_interval_s", reason: "must be at least 1 second") }
+        if let installID, installID.isEmpty || installID.count > 128 { throw .invalidField("install_id", reason: "must be 1…128 characters") }
         if limits.maxParametersBytes < 2 || limits.maxParametersBytes > Limits.maxParametersBytesCeiling {
             throw .invalidField("limits.max_parameters_bytes", reason: "must be between 2 and \(Limits.maxParametersBytesCeiling)")
         }

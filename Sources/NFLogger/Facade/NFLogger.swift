@@ -28,7 +28,8 @@ public final class NFLogger: Sendable {
 
     /// The configuration the logger was created with.
     public let configuration: Configuration
-    private let behaviour: Mutex<any LogBehaviour>
+    private let store: FacadeStateStore
+    private let policyManager: PolicyManager?
     let requests: RequestManager
     let completions: CompletionDispatcher
     private let encoder: ParameterEncoder
@@ -47,7 +48,19 @@ public final class NFLogger: Sendable {
         try configuration.validate()
         self.configuration = configuration
         self.clock = clock
-        self.behaviour = Mutex(makeBehaviour(for: configuration.mode))
+        let installID = configuration.installID.map { ($0, true) } ?? InstallID.load(forDatabase: configuration.databaseURL)
+        if !installID.1 {
+            configuration.logger.warning("the install id could not be saved; sampling decisions may change at the next start")
+        }
+        // A policy cached by an earlier run applies from the first call, before the network answers.
+        let cache = PolicyCache(forDatabase: configuration.databaseURL)
+        let verifier = configuration.policyPublicKey.flatMap(PolicyVerifier.init)
+        let cached = configuration.policyURL == nil ? nil
+            : PolicyManager.loadCached(cache, verifier: verifier, logger: configuration.logger)
+        let initialPolicy = cached?.policy ?? configuration.defaultPolicy
+        let store = FacadeStateStore(FacadeState(mode: configuration.mode, policy: initialPolicy,
+                                                 samplingSeed: Sampling.seed(installID: installID.0)))
+        self.store = store
         self.encoder = ParameterEncoder(maxBytes: configuration.limits.maxParametersBytes)
         let label = "nflogger.\(configuration.appID)"
         self.completions = CompletionDispatcher(queue: configuration.completionQueue ?? DispatchQueue(label: label + ".completions"))
@@ -57,8 +70,25 @@ public final class NFLogger: Sendable {
             properties: StandardProperties(appID: configuration.appID, appVersion: configuration.appVersion))
         let sessions = SessionTracker(idleTimeoutNanoseconds: configuration.sessionIdleTimeout.nanoseconds,
                                       wallMilliseconds: clock.wallMilliseconds())
-        self.requests = RequestManager(configuration: configuration, database: database, completions: completions,
-                                       sessions: sessions, clock: clock, label: label + ".requests")
+        let requests = RequestManager(configuration: configuration, database: database, completions: completions,
+                                      sessions: sessions, clock: clock, label: label + ".requests")
+        self.requests = requests
+        requests.apply(initialPolicy)
+        if let url = configuration.policyURL, let appKey = configuration.appKey {
+            let apply: @Sendable (Policy?) -> Void = { policy in
+                Self.apply(policy, to: store, requests: requests, configuration: configuration)
+            }
+            let manager = PolicyManager(
+                url: url, appKey: appKey,
+                transport: configuration.transport ?? URLSessionTransport(timeout: configuration.upload.requestTimeout),
+                verifier: verifier, cache: cache, defaultRefresh: configuration.policyRefreshInterval,
+                logger: configuration.logger, completionQueue: completions.queue, initial: cached,
+                fallbackSource: configuration.defaultPolicy == nil ? .none : .defaultPolicy, apply: apply)
+            policyManager = manager
+            manager.start()
+        } else {
+            policyManager = nil
+        }
         configuration.logger.debug("logger started", metadata: ["mode": "\(configuration.mode)"])
     }
 
@@ -66,16 +96,58 @@ public final class NFLogger: Sendable {
 
     /// The current mode. Setting it swaps the behaviour atomically: every call made after the
     /// assignment returns obeys the new mode, and no call in flight is lost or completed twice.
+    ///
+    /// The mode stands until the next policy takes effect. The policy's deny and sampling rules,
+    /// privacy zones and minimum SDK version apply whatever the mode.
     public var mode: LogMode {
-        get { behaviour.withLock { $0.mode } }
+        get { store.mutex.withLock { $0.behaviour.mode } }
         set {
-            let replacement = makeBehaviour(for: newValue)
-            behaviour.withLock { $0 = replacement }
+            store.mutex.withLock { $0.setMode(newValue) }
             configuration.logger.debug("mode changed", metadata: ["mode": "\(newValue)"])
         }
     }
 
-    private var currentBehaviour: any LogBehaviour { behaviour.withLock { $0 } }
+    /// The policy in force, if any (fetched, cached from an earlier run, or the configuration's
+    /// ``Configuration/defaultPolicy``).
+    public var policy: Policy? { store.mutex.withLock { $0.policy } }
+
+    private var currentBehaviour: any LogBehaviour { store.mutex.withLock { $0.behaviour } }
+
+    // MARK: Location
+
+    /// Tells the SDK where the device is, for the policy's privacy zones: while inside one,
+    /// new events complete with ``FilterReason/insidePrivacyZone`` and nothing is stored.
+    /// The SDK keeps only the last location, in memory, and never logs or uploads it.
+    public func updateLocation(latitude: Double, longitude: Double) {
+        guard latitude.isFinite, longitude.isFinite, (-90...90).contains(latitude), (-180...180).contains(longitude) else {
+            configuration.logger.warning("ignoring an invalid location")
+            return
+        }
+        store.mutex.withLock { $0.setLocation((latitude, longitude)) }
+    }
+
+    /// Forgets the location: privacy zones no longer filter anything.
+    public func clearLocation() {
+        store.mutex.withLock { $0.setLocation(nil) }
+    }
+
+    /// Puts a policy (or, with `nil`, the configuration's default) in force: the behaviour switches
+    /// atomically and the upload settings change for what follows.
+    private static func apply(_ policy: Policy?, to store: FacadeStateStore, requests: RequestManager, configuration: Configuration) {
+        let effective = policy ?? configuration.defaultPolicy
+        store.mutex.withLock { $0.apply(effective, fallbackMode: configuration.mode) }
+        requests.apply(effective)
+    }
+
+    // MARK: Policy
+
+    /// Asks the collector for a newer policy now, instead of waiting for the refresh interval.
+    public func refreshPolicy(completion: @escaping @Sendable (PolicyUpdate) -> Void) {
+        guard let policyManager else {
+            return completions.queue.async { completion(.failed(.notConfigured)) }
+        }
+        policyManager.refresh(completion: completion)
+    }
 
     // MARK: Point events
 
@@ -198,6 +270,7 @@ public final class NFLogger: Sendable {
     /// complete with ``NFLoggerError/closed``.
     public func close(completion: (@Sendable () -> Void)? = nil) {
         let queue = completions.queue
+        policyManager?.close()
         requests.close { queue.async { completion?() } }
     }
 
@@ -211,7 +284,8 @@ public final class NFLogger: Sendable {
     /// Asks the behaviour, then validates, encodes and stamps: all the work the caller's thread does.
     private func prepare(_ kind: EventKind, name: String, type: String, parameters: [String: Any]) -> Preparation {
         do throws(NFLoggerError) {
-            switch try currentBehaviour.admit(name: name) {
+            let (behaviour, context) = store.mutex.withLock { ($0.behaviour, $0.context) }
+            switch try behaviour.admit(name: name, context: context) {
             case .disable: return .refused(.disabled)
             case .filter(let reason): return .refused(.filtered(reason))
             case .record: break

@@ -202,6 +202,11 @@ final class RequestManager: @unchecked Sendable {
         }
     }
 
+    /// Applies a policy's upload settings (or, with `nil`, the configuration's) from the next batch on.
+    func apply(_ policy: Policy?) {
+        queue.async { self.uploader?.apply(policy?.upload) }
+    }
+
     /// Writes what is queued, then uploads everything stored.
     func flush(completion: @escaping @Sendable (FlushResult) -> Void) {
         afterPendingWrites { [completions] database, uploader in

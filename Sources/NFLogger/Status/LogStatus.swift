@@ -30,12 +30,25 @@ public enum LogStatus: Sendable, Equatable, CustomStringConvertible {
 
 /// Why an event was filtered rather than recorded.
 public enum FilterReason: Sendable, Equatable, CustomStringConvertible {
-    /// ``LogMode/specific(_:)`` is in force and no pattern of its rules selects the event's name.
+    /// ``LogMode/specific(_:)`` is in force and no pattern of its allow list selects the name.
     case notSelected
+    /// A deny pattern (from the rules or the policy) matches the name.
+    case denied
+    /// The policy samples this event and this install is not in the sample.
+    case sampledOut
+    /// The app's location (``NFLogger/updateLocation(latitude:longitude:)``) is inside one of the
+    /// policy's privacy zones.
+    case insidePrivacyZone
+    /// The policy requires a newer SDK than this one; it is off until the app updates.
+    case sdkBelowMinimumVersion
 
     public var description: String {
         switch self {
         case .notSelected: "not selected by the specific-mode rules"
+        case .denied: "denied by the rules"
+        case .sampledOut: "this install is not in the sample for this event"
+        case .insidePrivacyZone: "inside a privacy zone"
+        case .sdkBelowMinimumVersion: "the policy requires a newer SDK"
         }
     }
 }

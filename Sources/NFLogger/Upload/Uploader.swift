@@ -17,7 +17,9 @@ final class Uploader: @unchecked Sendable {
     private let transport: any HTTPTransport
     private let url: URL
     private let appKey: String
-    private let settings: Configuration.Upload
+    /// The configuration's settings, which a policy may override field by field.
+    private let baseSettings: Configuration.Upload
+    private var settings: Configuration.Upload
     private let clock: any EventClock
     private let logger: Logger
     private let completionQueue: DispatchQueue
@@ -55,6 +57,7 @@ final class Uploader: @unchecked Sendable {
         self.transport = transport
         self.url = url
         self.appKey = appKey
+        self.baseSettings = settings
         self.settings = settings
         self.clock = clock
         self.logger = logger
@@ -71,13 +74,33 @@ final class Uploader: @unchecked Sendable {
 
     /// Starts the interval timer and sends what a previous run left behind.
     func start() {
+        scheduleInterval()
+        trigger()
+    }
+
+    private func scheduleInterval() {
+        intervalTimer?.cancel()
+        guard !closed else { return }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         let interval = DispatchTimeInterval.nanoseconds(Int(clamping: settings.interval.nanoseconds))
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(100))
         timer.setEventHandler { [weak self] in self?.trigger() }
         timer.resume()
         intervalTimer = timer
-        trigger()
+    }
+
+    /// Takes a policy's upload settings (or, with `nil`, goes back to the configuration's).
+    func apply(_ overrides: Policy.Upload?) {
+        var next = baseSettings
+        if let interval = overrides?.interval { next.interval = interval }
+        if let events = overrides?.batchMaxEvents { next.batchMaxEvents = events }
+        if let bytes = overrides?.batchMaxBytes { next.batchMaxBytes = bytes }
+        if let level = overrides?.gzipLevel { next.gzipLevel = level }
+        let intervalChanged = next.interval != settings.interval
+        settings = next
+        batchMaxEvents = min(batchMaxEvents, next.batchMaxEvents)
+        if inFlight.isEmpty { batchMaxEvents = next.batchMaxEvents }
+        if intervalChanged && intervalTimer != nil { scheduleInterval() }
     }
 
     /// Counts newly recorded events; past the threshold, uploads without waiting for the interval.

@@ -1,0 +1,79 @@
+import Foundation
+
+/// An operator's policy, downloaded from the collector: which mode the SDK runs in, which events
+/// it records and samples, how it uploads, how much it may store, where it must not record.
+///
+/// Every field but `version` and `mode` is optional; an absent field leaves the configuration's
+/// value in force. Policies/README.md documents each field with its default and range.
+public struct Policy: Sendable, Equatable {
+    /// The policy format this SDK reads.
+    public static let supportedVersion = 1
+    /// The largest policy document accepted, in bytes.
+    public static let maxBytes = 64 * 1024
+
+    public enum Mode: String, Sendable, Equatable {
+        case disabled, active, specific
+    }
+
+    /// Upload settings the policy overrides (``Configuration/Upload``).
+    public struct Upload: Sendable, Equatable {
+        public var interval: Duration?
+        public var batchMaxEvents: Int?
+        public var batchMaxBytes: Int?
+        public var gzipLevel: Int?
+    }
+
+    /// How much the on-device database may hold before the oldest events are dropped.
+    public struct Database: Sendable, Equatable {
+        public var maxRows: Int?
+        public var maxBytes: Int?
+        public var maxAge: Duration?
+    }
+
+    public let version: Int
+    public let mode: Mode
+    /// In specific mode `allow` selects; in every mode `deny` refuses and `sampling` samples.
+    public let rules: EventRules
+    public let upload: Upload
+    public let database: Database
+    /// A span still open after this long is closed as abandoned.
+    public let spanTimeout: Duration?
+    /// How often the SDK asks the collector for a newer policy. Default: 1 hour.
+    public let refreshInterval: Duration?
+    /// Below this SDK version the SDK is off (calls complete with
+    /// ``FilterReason/sdkBelowMinimumVersion``).
+    public let minimumSDKVersion: String?
+    /// Circles inside which nothing is recorded, given the app's location.
+    public let privacyZones: [PrivacyZone]
+    /// After this time the policy no longer applies (the configuration's default does).
+    public let expiresAt: Date?
+
+    /// The mode as the facade knows it.
+    var logMode: LogMode {
+        switch mode {
+        case .disabled: .disabled
+        case .active: .active
+        case .specific: .specific(EventRules(allow: rules.allow))
+        }
+    }
+
+    /// The rules that apply in every mode: deny and sampling.
+    var sharedRules: EventRules { EventRules(allow: [TagPattern](), deny: rules.deny, sampling: rules.sampling) }
+
+    /// Whether this SDK is older than the policy allows.
+    var excludesThisSDK: Bool {
+        guard let minimum = minimumSDKVersion.flatMap(SemanticVersion.init),
+              let current = SemanticVersion(NFLogger.sdkVersion) else { return false }
+        return current < minimum
+    }
+
+    func isExpired(at now: Date) -> Bool {
+        expiresAt.map { $0 <= now } ?? false
+    }
+
+    static func format(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+}

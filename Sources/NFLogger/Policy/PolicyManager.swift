@@ -1,0 +1,215 @@
+import Dispatch
+import Foundation
+import Logging
+import NFLogSupport
+
+/// Keeps the policy current: asks the collector on start and every refresh interval (with
+/// `If-None-Match`), checks what comes back (signature, size, schema, expiry), applies it
+/// through the facade, and caches it on disk. Anything refused leaves the last good policy in
+/// force, and says why in diagnostics and in the SDK's log.
+///
+/// Its state lives on its own serial queue; the network call runs elsewhere and reports back.
+final class PolicyManager: @unchecked Sendable {
+    // @unchecked: every mutable property is read and written only on `queue`.
+    private let queue = DispatchQueue(label: "nflogger.policy", qos: .utility)
+    private let url: URL
+    private let appKey: String
+    private let transport: any HTTPTransport
+    private let verifier: PolicyVerifier?
+    private let cache: PolicyCache
+    private let defaultRefresh: Duration
+    private let logger: Logger
+    private let completionQueue: DispatchQueue
+    private let apply: @Sendable (Policy?) -> Void
+    /// What is in force when no fetched policy is: the configuration's default, or nothing.
+    private let fallbackSource: PolicyStatus.Source
+
+    /// The policy in force with what came with it; `nil` when the default (or none) applies.
+    private var current: (policy: Policy, body: Data, etag: String?)?
+    private var status: PolicyStatus
+    private var inFlight = false
+    private var waiting: [@Sendable (PolicyUpdate) -> Void] = []
+    private var refreshTimer: (any DispatchSourceTimer)?
+    private var expiryTimer: (any DispatchSourceTimer)?
+    private var closed = false
+
+    /// How soon to ask again after a check that got no usable answer.
+    static let retryInterval: Duration = .seconds(60)
+
+    init(url: URL, appKey: String, transport: any HTTPTransport, verifier: PolicyVerifier?, cache: PolicyCache,
+         defaultRefresh: Duration, logger: Logger, completionQueue: DispatchQueue,
+         initial: (policy: Policy, body: Data, etag: String?)?, fallbackSource: PolicyStatus.Source,
+         apply: @escaping @Sendable (Policy?) -> Void) {
+        self.url = url
+        self.appKey = appKey
+        self.transport = transport
+        self.verifier = verifier
+        self.cache = cache
+        self.defaultRefresh = defaultRefresh
+        self.logger = logger
+        self.completionQueue = completionQueue
+        self.current = initial
+        self.fallbackSource = fallbackSource
+        self.status = PolicyStatus(source: initial == nil ? fallbackSource : .cache, etag: initial?.etag,
+                                   appliedAt: initial == nil ? nil : Date())
+        self.apply = apply
+    }
+
+    deinit {
+        refreshTimer?.cancel()
+        expiryTimer?.cancel()
+    }
+
+    /// Reads the cached policy, if there is a valid one: a file of at most 64 KiB, read once when
+    /// the logger is created so its policy applies from the first call.
+    static func loadCached(_ cache: PolicyCache, verifier: PolicyVerifier?, logger: Logger) -> (policy: Policy, body: Data, etag: String?)? {
+        guard let entry = cache.load() else { return nil }
+        let body = Data(entry.body.utf8)
+        do {
+            try verifier?.verify(body, signature: entry.signature)
+            let policy = try Policy.parse(body)
+            return (policy, body, entry.etag)
+        } catch {
+            logger.warning("the cached policy is not applied", metadata: ["reason": "\(error)"])
+            return nil
+        }
+    }
+
+    func start() {
+        queue.async {
+            if let policy = self.current?.policy { self.scheduleExpiry(policy) }
+            self.check(completion: nil)
+        }
+    }
+
+    func refresh(completion: @escaping @Sendable (PolicyUpdate) -> Void) {
+        queue.async { self.check(completion: completion) }
+    }
+
+    func close() {
+        queue.async {
+            self.closed = true
+            self.refreshTimer?.cancel()
+            self.expiryTimer?.cancel()
+        }
+    }
+
+    func snapshot(_ body: @escaping @Sendable (PolicyStatus) -> Void) {
+        queue.async { body(self.status) }
+    }
+
+    // MARK: On `queue`
+
+    private func check(completion: (@Sendable (PolicyUpdate) -> Void)?) {
+        if let completion { waiting.append(completion) }
+        guard !inFlight, !closed else { return }
+        inFlight = true
+        var headers = [WireProtocol.appKeyHeader: appKey, "Accept": "application/json"]
+        if let etag = current?.etag { headers["If-None-Match"] = etag }
+        let request = HTTPRequest(url: url, method: "GET", headers: headers, body: Data())
+        let transport = self.transport
+        Task {
+            let outcome: Result<HTTPResponse, any Error>
+            do { outcome = .success(try await transport.send(request)) } catch { outcome = .failure(error) }
+            self.queue.async { self.settle(outcome) }
+        }
+    }
+
+    private func settle(_ outcome: Result<HTTPResponse, any Error>) {
+        inFlight = false
+        let update: PolicyUpdate
+        switch outcome {
+        case .failure(let error):
+            update = .failed(.network(Uploader.describe(error)))
+        case .success(let response):
+            switch response.status {
+            case 200: update = accept(response)
+            case 304: update = .unchanged
+            case 404: update = .notServed
+            default: update = .failed(.http(status: response.status))
+            }
+        }
+        status.lastCheck = Date()
+        switch update {
+        case .applied, .unchanged, .notServed: status.lastError = nil
+        case .rejected(let error):
+            status.lastError = error
+            logger.error("policy rejected; the last good policy stays in force", metadata: ["reason": "\(error)"])
+        case .failed(let error):
+            status.lastError = error
+            logger.debug("policy check failed", metadata: ["reason": "\(error)"])
+        }
+        if case .failed = update {
+            scheduleRefresh(after: min(Self.retryInterval, refreshInterval))
+        } else {
+            scheduleRefresh(after: refreshInterval)
+        }
+        let waiters = waiting
+        waiting = []
+        if !waiters.isEmpty { completionQueue.async { for waiter in waiters { waiter(update) } } }
+    }
+
+    /// Checks a 200 answer; applies and caches it if it passes.
+    private func accept(_ response: HTTPResponse) -> PolicyUpdate {
+        let body = response.body
+        if let current, current.body == body { return .unchanged }  // a collector without ETags
+        let policy: Policy
+        do throws(PolicyError) {
+            guard body.count <= Policy.maxBytes else { throw .tooLarge(bytes: body.count) }
+            try verifier?.verify(body, signature: response.header(PolicyVerifier.header))
+            policy = try Policy.parse(body)
+        } catch {
+            return .rejected(error)
+        }
+        let etag = response.header("ETag")
+        current = (policy, body, etag)
+        apply(policy)
+        status.source = .collector
+        status.etag = etag
+        status.appliedAt = Date()
+        scheduleExpiry(policy)
+        logger.info("policy applied", metadata: ["mode": "\(policy.mode.rawValue)", "etag": "\(etag ?? "-")"])
+        do {
+            try cache.save(PolicyCache.Entry(body: String(decoding: body, as: UTF8.self), etag: etag,
+                                             signature: response.header(PolicyVerifier.header), fetchedAt: Date()))
+        } catch {
+            logger.warning("the policy could not be cached; the next start will wait for the collector", metadata: ["reason": "\(error)"])
+        }
+        return .applied
+    }
+
+    private var refreshInterval: Duration { current?.policy.refreshInterval ?? defaultRefresh }
+
+    private func scheduleRefresh(after interval: Duration) {
+        refreshTimer?.cancel()
+        guard !closed else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .nanoseconds(Int(clamping: interval.nanoseconds)), leeway: .seconds(1))
+        timer.setEventHandler { [weak self] in self?.check(completion: nil) }
+        timer.resume()
+        refreshTimer = timer
+        status.nextRefresh = Date().addingTimeInterval(Double(interval.milliseconds) / 1_000)
+    }
+
+    /// An expiring policy stops applying at its expiry, and the default takes over.
+    private func scheduleExpiry(_ policy: Policy) {
+        expiryTimer?.cancel()
+        guard let expiry = policy.expiresAt, !closed else { return }
+        let seconds = max(0, expiry.timeIntervalSinceNow)
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .milliseconds(Int(min(seconds, 366 * 86_400) * 1_000)), leeway: .milliseconds(50))
+        timer.setEventHandler { [weak self] in self?.expire(policy) }
+        timer.resume()
+        expiryTimer = timer
+    }
+
+    private func expire(_ policy: Policy) {
+        guard let current, current.policy == policy, let expiry = policy.expiresAt else { return }
+        self.current = nil
+        apply(nil)
+        status.source = fallbackSource
+        status.etag = nil
+        status.lastError = .expired(expiry)
+        logger.warning("the policy expired; the default applies until a new one arrives")
+    }
+}

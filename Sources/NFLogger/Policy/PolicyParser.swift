@@ -1,0 +1,152 @@
+import Foundation
+
+extension PolicyError: FieldReaderError {
+    static func missing(_ field: String) -> PolicyError { .invalidField(field, reason: "is required") }
+    static func invalid(_ field: String, _ reason: String) -> PolicyError { .invalidField(field, reason: reason) }
+    static func unknown(_ field: String) -> PolicyError { .unknownField(field) }
+}
+
+extension Policy {
+    /// Parses and validates a policy document. Nothing about it is applied here.
+    ///
+    /// - Parameter now: expired policies (`expires_at` ≤ now) are refused.
+    /// - Throws: ``PolicyError`` for the first problem: too large, not JSON, an unknown or
+    ///   mistyped field, a value out of range, a bad pattern, an unknown mode, expired.
+    public static func parse(_ data: Data, now: Date = Date()) throws(PolicyError) -> Policy {
+        guard data.count <= maxBytes else { throw .tooLarge(bytes: data.count) }
+        let object: [String: Any]
+        do {
+            guard let parsed = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw PolicyError.invalidJSON("the top level must be an object")
+            }
+            object = parsed
+        } catch let error as PolicyError {
+            throw error
+        } catch {
+            throw .invalidJSON((error as NSError).localizedDescription)
+        }
+        let policy = try Policy(FieldReader<PolicyError>(object))
+        if let expiry = policy.expiresAt, expiry <= now { throw .expired(expiry) }
+        return policy
+    }
+
+    private init(_ fields: FieldReader<PolicyError>) throws(PolicyError) {
+        try fields.rejectUnknown(["version", "mode", "rules", "upload", "database", "span_timeout_s",
+                                  "refresh_interval_s", "min_sdk_version", "privacy_zones", "expires_at"])
+        guard let version = try fields.integer("version") else { throw .missing("version") }
+        guard version == Self.supportedVersion else { throw .unsupportedVersion(version) }
+        self.version = version
+        let modeName = try fields.requiredString("mode")
+        guard let mode = Mode(rawValue: modeName) else { throw .unknownMode(modeName) }
+        self.mode = mode
+
+        var allow: [TagPattern] = [], deny: [TagPattern] = [], sampling: [SamplingRule] = []
+        if let rules = try fields.object("rules") {
+            try rules.rejectUnknown(["allow", "deny", "sampling"])
+            allow = try Self.patterns(rules, "allow")
+            deny = try Self.patterns(rules, "deny")
+            if let entries = try rules.objects("sampling") {
+                for (index, entry) in entries.enumerated() {
+                    try entry.rejectUnknown(["pattern", "rate"])
+                    let text = try entry.requiredString("pattern")
+                    let pattern: TagPattern
+                    do { pattern = try TagPattern(text) } catch { throw .invalidPattern(field: entry.path("pattern"), error) }
+                    guard let rate = try entry.number("rate") else { throw .missing(entry.path("rate")) }
+                    guard (0...1).contains(rate) else { throw .invalid(entry.path("rate"), "must be between 0 and 1") }
+                    sampling.append(SamplingRule(pattern: pattern, rate: rate))
+                    _ = index
+                }
+            }
+        }
+        if mode == .specific && allow.isEmpty {
+            throw .invalid("rules.allow", "must list at least one pattern in specific mode (an empty list would record nothing)")
+        }
+        rules = EventRules(allow: allow, deny: deny, sampling: sampling)
+
+        var upload = Upload()
+        if let fields = try fields.object("upload") {
+            try fields.rejectUnknown(["interval_s", "batch_max_events", "batch_max_bytes", "gzip_level"])
+            upload.interval = try Self.seconds(fields, "interval_s", 1...86_400)
+            upload.batchMaxEvents = try Self.integer(fields, "batch_max_events", 1...10_000)
+            upload.batchMaxBytes = try Self.integer(fields, "batch_max_bytes", 1_024...(8 << 20))
+            upload.gzipLevel = try Self.integer(fields, "gzip_level", 0...9)
+        }
+        self.upload = upload
+
+        var database = Database()
+        if let fields = try fields.object("database") {
+            try fields.rejectUnknown(["max_rows", "max_bytes", "max_age_s"])
+            database.maxRows = try Self.integer(fields, "max_rows", 100...100_000_000)
+            database.maxBytes = try Self.integer(fields, "max_bytes", (64 << 10)...(16 << 30))
+            database.maxAge = try Self.seconds(fields, "max_age_s", 60...(366 * 86_400))
+        }
+        self.database = database
+
+        spanTimeout = try Self.seconds(fields, "span_timeout_s", 1...(30 * 86_400))
+        refreshInterval = try Self.seconds(fields, "refresh_interval_s", 60...(7 * 86_400))
+        if let text = try fields.string("min_sdk_version") {
+            guard SemanticVersion(text) != nil else { throw .invalid("min_sdk_version", "must be a version such as 1.4.0") }
+            minimumSDKVersion = text
+        } else {
+            minimumSDKVersion = nil
+        }
+
+        var zones: [PrivacyZone] = []
+        if let entries = try fields.objects("privacy_zones") {
+            guard entries.count <= 1_000 else { throw .invalid("privacy_zones", "must list at most 1000 zones") }
+            for entry in entries {
+                try entry.rejectUnknown(["latitude", "longitude", "radius_m", "name"])
+                guard let latitude = try entry.number("latitude") else { throw .missing(entry.path("latitude")) }
+                guard (-90...90).contains(latitude) else { throw .invalid(entry.path("latitude"), "must be between -90 and 90") }
+                guard let longitude = try entry.number("longitude") else { throw .missing(entry.path("longitude")) }
+                guard (-180...180).contains(longitude) else { throw .invalid(entry.path("longitude"), "must be between -180 and 180") }
+                guard let radius = try entry.number("radius_m") else { throw .missing(entry.path("radius_m")) }
+                guard radius > 0 && radius <= 100_000 else { throw .invalid(entry.path("radius_m"), "must be more than 0 and at most 100000 metres") }
+                zones.append(PrivacyZone(latitude: latitude, longitude: longitude, radius: radius, name: try entry.string("name")))
+            }
+        }
+        privacyZones = zones
+
+        if let text = try fields.string("expires_at") {
+            guard let date = Self.parseDate(text) else {
+                throw .invalid("expires_at", "must be an RFC 3339 time such as 2027-01-31T00:00:00Z")
+            }
+            expiresAt = date
+        } else {
+            expiresAt = nil
+        }
+    }
+
+    private static func patterns(_ fields: FieldReader<PolicyError>, _ key: String) throws(PolicyError) -> [TagPattern] {
+        guard let texts = try fields.stringArray(key) else { return [] }
+        var patterns: [TagPattern] = []
+        for (index, text) in texts.enumerated() {
+            do { patterns.append(try TagPattern(text)) } catch {
+                throw .invalidPattern(field: "\(fields.path(key))[\(index)]", error)
+            }
+        }
+        return patterns
+    }
+
+    private static func integer(_ fields: FieldReader<PolicyError>, _ key: String, _ range: ClosedRange<Int>) throws(PolicyError) -> Int? {
+        guard let value = try fields.integer(key) else { return nil }
+        guard range.contains(value) else { throw .invalid(fields.path(key), "must be between \(range.lowerBound) and \(range.upperBound)") }
+        return value
+    }
+
+    private static func seconds(_ fields: FieldReader<PolicyError>, _ key: String, _ range: ClosedRange<Double>) throws(PolicyError) -> Duration? {
+        guard let value = try fields.number(key) else { return nil }
+        guard range.contains(value) else {
+            throw .invalid(fields.path(key), "must be between \(range.lowerBound.formatted()) and \(range.upperBound.formatted()) seconds")
+        }
+        return .milliseconds(Int64(value * 1_000))
+    }
+
+    static func parseDate(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
+    }
+}

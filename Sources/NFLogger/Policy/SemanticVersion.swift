@@ -1,0 +1,22 @@
+/// `MAJOR.MINOR.PATCH`, compared numerically (a missing part counts as 0; pre-release suffixes
+/// such as `-beta` are ignored for the comparison).
+struct SemanticVersion: Comparable, Sendable, CustomStringConvertible {
+    let parts: [Int]
+
+    init?(_ text: String) {
+        let core = text.split(separator: "-", maxSplits: 1).first.map(String.init) ?? text
+        let pieces = core.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...3).contains(pieces.count) else { return nil }
+        var parts: [Int] = []
+        for piece in pieces {
+            guard !piece.isEmpty, piece.count <= 9, piece.allSatisfy(\.isASCII), let value = Int(piece), value >= 0 else { return nil }
+            parts.append(value)
+        }
+        while parts.count < 3 { parts.append(0) }
+        self.parts = parts
+    }
+
+    static func < (lhs: SemanticVersion, rhs: SemanticVersion) -> Bool { lhs.parts.lexicographicallyPrecedes(rhs.parts) }
+
+    var description: String { parts.map(String.init).joined(separator: ".") }
+}
