@@ -26,12 +26,14 @@ public final class TestCollector: Sendable {
     /// The collector's database file.
     public let databasePath: String
     public let store: SQLiteEventStore
+    private let server: CollectorServer
     private let task: Task<Void, any Error>
 
-    private init(url: URL, databasePath: String, store: SQLiteEventStore, task: Task<Void, any Error>) {
+    private init(url: URL, databasePath: String, store: SQLiteEventStore, server: CollectorServer, task: Task<Void, any Error>) {
         self.url = url
         self.databasePath = databasePath
         self.store = store
+        self.server = server
         self.task = task
     }
 
@@ -60,7 +62,7 @@ public final class TestCollector: Sendable {
             try await task.value
             throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the test collector stopped before listening"])
         }
-        return TestCollector(url: url, databasePath: path, store: store, task: task)
+        return TestCollector(url: url, databasePath: path, store: store, server: server, task: task)
     }
 
     /// The port it listens on.
@@ -83,9 +85,9 @@ public final class TestCollector: Sendable {
         }
     }
 
-    /// Stops serving (requests in flight complete) and closes the store.
+    /// Stops serving gracefully (requests in flight complete) and closes the store.
     public func stop() async {
-        task.cancel()
+        await server.shutdown()
         _ = await task.result
         await store.close()
     }

@@ -172,6 +172,67 @@ struct DeliveryTests {
         await collector.stop()
     }
 
+    @Test("A 400 about the batch as a whole (not an event) pauses uploads and quarantines nothing")
+    func envelopeRefusalPauses() async throws {
+        var collectorConfiguration = CollectorConfiguration()
+        collectorConfiguration.maxEventsPerBatch = 10  // the SDK sends 500: the batch, not an event, is wrong
+        let collector = try await TestCollector.start(configuration: collectorConfiguration)
+        let scratch = Scratch()
+        let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
+        _ = await logEvents(logger, points: 40)
+        let result = await logger.flush()
+        guard case .refused(400, let message)? = result.error else {
+            Issue.record("expected the upload to be refused with 400, got \(result)")
+            return
+        }
+        #expect(message.contains("events: must hold 1…10 events"))
+        #expect(result.remainingEvents == 40 && result.quarantinedEvents == 0)
+        #expect(await logger.diagnostics().quarantinedEvents == 0)
+        #expect(try await collector.stats().eventsStored == 0)
+        await logger.close()
+        await collector.stop()
+    }
+
+    @Test("After a refused event is quarantined, batches are full-size again")
+    func splitRecovers() async throws {
+        var collectorConfiguration = CollectorConfiguration()
+        collectorConfiguration.json.maxStringBytes = 1_000
+        let collector = try await TestCollector.start(configuration: collectorConfiguration)
+        let transport = RecordingTransport()
+        let scratch = Scratch()
+        let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url, transport: transport))
+        _ = await logger.logEvent(name: "poison.event", parameters: ["blob": String(repeating: "x", count: 5_000)])
+        _ = await logEvents(logger, points: 2_000)
+        let result = await deliverAll(logger)
+        #expect(result.quarantinedEvents == 1)
+        #expect(try await collector.stats().eventsStored == 2_000)
+        // Bisection costs about log2(500) requests; then 500 per batch again.
+        #expect(transport.recorded.count < 30, "\(transport.recorded.count) requests")
+        await logger.close()
+        await collector.stop()
+    }
+
+    @Test("A flush completes once what was stored before it is delivered, even while the app keeps logging")
+    func flushIsNotStarved() async throws {
+        let collector = try await TestCollector.start()
+        let scratch = Scratch()
+        let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
+        _ = await logEvents(logger, points: 20)
+        let keepLogging = Task {
+            while !Task.isCancelled {
+                logger.logEvent(name: "busy.app", completion: nil)
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+        }
+        let started = ContinuousClock.now
+        let result = await logger.flush()
+        keepLogging.cancel()
+        #expect(result.error == nil && result.uploadedEvents >= 20)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        await logger.close()
+        await collector.stop()
+    }
+
     @Test("A refused app key pauses uploads and keeps every event")
     func refusedKey() async throws {
         let collector = try await TestCollector.start()

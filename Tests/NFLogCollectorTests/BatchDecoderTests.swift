@@ -40,6 +40,8 @@ struct BatchDecoderTests {
         (BatchFixtures.batch(events: [BatchFixtures.span().replacingOccurrences(of: #","end":1750000000250"#, with: "")]), "events[0].end: is required"),
         (BatchFixtures.batch(events: [String(BatchFixtures.point().dropLast()) + #","duration_ms":1}"#]), "events[0].duration_ms: only spans have duration_ms"),
         (BatchFixtures.batch(events: [BatchFixtures.point()]).replacingOccurrences(of: #""locale":"en_GB","#, with: ""), "context.locale: is required"),
+        (BatchFixtures.batch(events: [BatchFixtures.point(parameters: "null")]), "events[0].parameters: must be an object, found null"),
+        (BatchFixtures.batch(events: [String(BatchFixtures.point().dropLast()) + #","start":null}"#]), "events[0].start: only spans have start"),
     ])
     func violations(body: String, message: String) {
         #expect {

@@ -108,6 +108,40 @@ struct CollectorHTTPTests {
         await collector.stop()
     }
 
+    @Test("A violation names its path in the error body, so a sender can tell an event from the batch")
+    func errorPath() async throws {
+        var configuration = CollectorConfiguration()
+        configuration.json.maxStringBytes = 100
+        let collector = try await TestCollector.start(configuration: configuration)
+        let long = BatchFixtures.point(parameters: #"{"blob":"\#(String(repeating: "x", count: 200))"}"#)
+        let response = try await post(collector, body: try gzip(BatchFixtures.batch(events: [BatchFixtures.point(), long])))
+        #expect(response.status == 400)
+        let object = try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any])
+        #expect((object["error"] as? [String: Any])?["path"] as? String == "events[1].parameters.blob")
+        await collector.stop()
+    }
+
+    @Test("A store that fails answers 503 with a message and Retry-After, never an empty 500")
+    func storeFailure() async throws {
+        let collector = try await TestCollector.start()
+        await collector.store.close()  // a fault injected on purpose
+        let response = try await post(collector, body: try gzip(BatchFixtures.batch(events: [BatchFixtures.point()])))
+        #expect(response.status == 503)
+        #expect(message(response).contains("unavailable"))
+        #expect(response.header("Retry-After") == "5")
+        await collector.stop()
+    }
+
+    @Test("A small body that parses into a huge tree is refused (value budget)")
+    func amplification() async throws {
+        let collector = try await TestCollector.start()
+        let bomb = #"{"version":1,"events":["# + String(repeating: "0,", count: 2_000_000) + "0]}"
+        let response = try await post(collector, body: try gzip(bomb))
+        #expect(response.status == 400)
+        #expect(message(response).contains("more than 1000000 values"))
+        await collector.stop()
+    }
+
     @Test("Stats need a key and only show the key's own app")
     func statsScoped() async throws {
         let collector = try await TestCollector.start()

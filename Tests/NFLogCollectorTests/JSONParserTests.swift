@@ -80,6 +80,27 @@ struct JSONParserTests {
         #expect((try? parse("[[[1]]]", limits: limits)) != nil)
     }
 
+    @Test("The value budget stops a document of many small values")
+    func valueBudget() {
+        var limits = JSONParser.Limits()
+        limits.maxValues = 5
+        #expect((try? parse("[1,2,3,4]", limits: limits)) != nil)
+        #expect {
+            try parse("[1,2,3,4,5]", limits: limits)
+        } throws: { error in
+            (error as? JSONParseError)?.reason == "more than 5 values"
+        }
+    }
+
+    @Test("An error says where it happened")
+    func errorPath() {
+        #expect {
+            try parse(#"{"events":[{"a":1},{"b":[1,tru]}]}"#)
+        } throws: { error in
+            (error as? JSONParseError)?.path == "events[1].b[1]"
+        }
+    }
+
     @Test("Long strings are refused past the limit, escaped or not")
     func longStrings() {
         var limits = JSONParser.Limits()

@@ -33,10 +33,10 @@ struct CollectorRoutes: Sendable {
     /// The app the request's key belongs to, or 401.
     private func authenticate(_ request: Request) throws -> String {
         guard let key = request.headers[appKeyHeader], !key.isEmpty else {
-            throw HTTPError(.unauthorized, message: "missing app key: send it in the \(WireProtocol.appKeyHeader) header")
+            throw CollectorHTTPError(.unauthorized, message: "missing app key: send it in the \(WireProtocol.appKeyHeader) header")
         }
         guard let app = configuration.keys.app(forKey: key) else {
-            throw HTTPError(.unauthorized, message: "unknown app key")
+            throw CollectorHTTPError(.unauthorized, message: "unknown app key")
         }
         return app
     }
@@ -44,31 +44,31 @@ struct CollectorRoutes: Sendable {
     private func postEvents(_ request: Request) async throws -> Response {
         let app = try authenticate(request)
         if let length = request.headers[.contentLength].flatMap(Int.init), length > configuration.maxBodyBytes {
-            throw HTTPError(.contentTooLarge, message: "the body is \(length) bytes; the limit is \(configuration.maxBodyBytes)")
+            throw CollectorHTTPError(.contentTooLarge, message: "the body is \(length) bytes; the limit is \(configuration.maxBodyBytes)")
         }
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
         } catch is NIOTooManyBytesError {
-            throw HTTPError(.contentTooLarge, message: "the body is larger than \(configuration.maxBodyBytes) bytes")
+            throw CollectorHTTPError(.contentTooLarge, message: "the body is larger than \(configuration.maxBodyBytes) bytes")
         }
         var body = Array(buffer.readableBytesView)
 
         switch request.headers[.contentEncoding]?.lowercased().trimmingCharacters(in: .whitespaces) {
         case nil, "", "identity":
             guard body.count <= configuration.maxInflatedBytes else {
-                throw HTTPError(.contentTooLarge, message: "the body is larger than \(configuration.maxInflatedBytes) bytes")
+                throw CollectorHTTPError(.contentTooLarge, message: "the body is larger than \(configuration.maxInflatedBytes) bytes")
             }
         case "gzip":
             do {
                 body = try Gzip.decompress(body, maxOutputBytes: configuration.maxInflatedBytes)
             } catch .tooLarge(let limit) {
-                throw HTTPError(.contentTooLarge, message: "the gzip body inflates to more than \(limit) bytes")
+                throw CollectorHTTPError(.contentTooLarge, message: "the gzip body inflates to more than \(limit) bytes")
             } catch {
-                throw HTTPError(.badRequest, message: "Content-Encoding is gzip but the body is \(error)")
+                throw CollectorHTTPError(.badRequest, message: "Content-Encoding is gzip but the body is \(error)")
             }
         case let other?:
-            throw HTTPError(.unsupportedMediaType, message: "Content-Encoding \"\(other)\" is not supported; use gzip or identity")
+            throw CollectorHTTPError(.unsupportedMediaType, message: "Content-Encoding \"\(other)\" is not supported; use gzip or identity")
         }
 
         let batch: Batch
@@ -77,9 +77,16 @@ struct CollectorRoutes: Sendable {
             limits.maxDepth = max(limits.maxDepth, 4)
             batch = try decoder.decode(body, limits: limits)
         } catch {
-            throw HTTPError(.badRequest, message: "invalid batch: \(error)")
+            // The path tells a sender whether one event is at fault (`events[3]…`) or the batch.
+            throw CollectorHTTPError(.badRequest, message: "invalid batch: \(error)", path: error.path.isEmpty ? nil : error.path)
         }
-        let result = try await store.store(batch, app: app, receivedAt: Int64(Date().timeIntervalSince1970 * 1000))
+        let result: StoreResult
+        do {
+            result = try await store.store(batch, app: app, receivedAt: Int64(Date().timeIntervalSince1970 * 1000))
+        } catch {
+            // Nothing was stored (the transaction rolled back); the sender will retry.
+            throw CollectorHTTPError(.serviceUnavailable, message: "the event store is unavailable; retry later", headers: [.retryAfter: "5"])
+        }
         var out = JSONWriter(capacity: 128)
         out.writeLiteral("{"); out.writeKey("batch_id"); out.writeUUID(batch.id)
         out.writeLiteral(","); out.writeKey("accepted"); out.writeInteger(Int64(result.accepted))
@@ -90,7 +97,10 @@ struct CollectorRoutes: Sendable {
 
     private func getStats(_ request: Request) async throws -> Response {
         let app = try authenticate(request)
-        let stats = try await store.stats(app: app)
+        let stats: CollectorStats
+        do { stats = try await store.stats(app: app) } catch {
+            throw CollectorHTTPError(.serviceUnavailable, message: "the event store is unavailable; retry later", headers: [.retryAfter: "5"])
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return Self.json(Array(try encoder.encode(stats)))

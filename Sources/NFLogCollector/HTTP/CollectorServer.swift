@@ -2,6 +2,8 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
+import Synchronization
 
 /// The collector: an HTTP server (Hummingbird) in front of an ``EventStore``.
 ///
@@ -9,10 +11,12 @@ import NIOCore
 /// let server = try CollectorServer(configuration: configuration, store: SQLiteEventStore(path: "events.sqlite"))
 /// try await server.run { url in print("listening on \(url)") }
 /// ```
-public struct CollectorServer: Sendable {
+public final class CollectorServer: Sendable {
     public let configuration: CollectorConfiguration
     public let store: any EventStore
     private let logger: Logger
+    /// The running service group, so ``shutdown()`` can stop it gracefully.
+    private let group = Mutex<ServiceGroup?>(nil)
 
     /// - Throws: ``CollectorError/developmentModeNeedsLoopback(host:)`` when there are no real
     ///   keys and the host is not a loopback address.
@@ -27,8 +31,10 @@ public struct CollectorServer: Sendable {
         self.logger = logger ?? quiet
     }
 
-    /// Serves until the surrounding task is cancelled (or, with `handleSignals`, until SIGINT or
-    /// SIGTERM), then shuts down gracefully: requests in flight complete.
+    /// Serves until ``shutdown()`` is called (or, with `handleSignals`, until SIGINT or SIGTERM),
+    /// then shuts down gracefully: requests in flight complete. Stop it with ``shutdown()``
+    /// rather than by cancelling the task: SwiftNIO can trap when a serving task is cancelled
+    /// while a just-accepted connection waits (swift-nio issue 3481).
     /// - Parameter onListening: called once with the base URL, such as `http://127.0.0.1:43117`.
     public func run(handleSignals: Bool = false, onListening: @escaping @Sendable (URL) async -> Void) async throws {
         let router = Router()
@@ -43,10 +49,14 @@ public struct CollectorServer: Sendable {
                 if let url = URL(string: "http://\(shownHost):\(port)") { await onListening(url) }
             },
             logger: logger)
-        if handleSignals {
-            try await app.runService()
-        } else {
-            try await app.run()
-        }
+        let serviceGroup = ServiceGroup(configuration: .init(
+            services: [app], gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [], logger: logger))
+        group.withLock { $0 = serviceGroup }
+        try await serviceGroup.run()
+    }
+
+    /// Stops accepting connections, lets requests in flight finish, and makes ``run`` return.
+    public func shutdown() async {
+        await group.withLock { $0 }?.triggerGracefulShutdown()
     }
 }

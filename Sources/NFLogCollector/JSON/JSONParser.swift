@@ -3,8 +3,30 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     /// Byte offset in the input.
     public let offset: Int
     public let reason: String
+    /// The JSON path to the value being parsed, such as `events[3].parameters`; empty at the top.
+    public private(set) var path = ""
 
-    public var description: String { "\(reason) at byte \(offset)" }
+    init(offset: Int, reason: String) {
+        self.offset = offset
+        self.reason = reason
+    }
+
+    public var description: String {
+        path.isEmpty ? "\(reason) at byte \(offset)" : "\(reason) at byte \(offset) (in \(path))"
+    }
+
+    /// The same error seen from the enclosing object or array; paths are built only on failure.
+    func under(key: String) -> JSONParseError {
+        var copy = self
+        copy.path = path.isEmpty ? key : (path.hasPrefix("[") ? key + path : key + "." + path)
+        return copy
+    }
+
+    func under(index: Int) -> JSONParseError {
+        var copy = self
+        copy.path = path.isEmpty || path.hasPrefix("[") ? "[\(index)]" + path : "[\(index)]." + path
+        return copy
+    }
 }
 
 /// A strict RFC 8259 parser with limits, for input from the network.
@@ -17,6 +39,9 @@ public struct JSONParser {
     public struct Limits: Sendable {
         public var maxDepth = 64
         public var maxStringBytes = 64 * 1024
+        /// The most values (of any kind) in one document: a few bytes of `[0,0,0,…]` must not
+        /// become hundreds of megabytes of parsed tree.
+        public var maxValues = 1_000_000
         public init() {}
     }
 
@@ -24,6 +49,7 @@ public struct JSONParser {
     private let input: UnsafeBufferPointer<UInt8>
     private let limits: Limits
     private var index = 0
+    private var values = 0
 
     private init(_ input: UnsafeBufferPointer<UInt8>, limits: Limits) {
         self.input = input
@@ -63,6 +89,8 @@ public struct JSONParser {
 
     private mutating func value(depth: Int) throws(JSONParseError) -> JSONValue {
         guard index < input.count else { throw fail("unexpected end of input") }
+        values += 1
+        guard values <= limits.maxValues else { throw fail("more than \(limits.maxValues) values") }
         switch input[index] {
         case UInt8(ascii: "{"): return .object(try object(depth: depth))
         case UInt8(ascii: "["): return .array(try array(depth: depth))
@@ -113,7 +141,11 @@ public struct JSONParser {
             guard index < input.count, input[index] == UInt8(ascii: ":") else { throw fail("expected ':' after a key") }
             index += 1
             skipWhitespace()
-            members.append(JSONMember(key: key, value: try value(depth: depth + 1)))
+            do {
+                members.append(JSONMember(key: key, value: try value(depth: depth + 1)))
+            } catch {
+                throw error.under(key: key)
+            }
             skipWhitespace()
             guard index < input.count else { throw fail("unexpected end of input inside an object") }
             if input[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -133,7 +165,11 @@ public struct JSONParser {
         }
         while true {
             skipWhitespace()
-            elements.append(try value(depth: depth + 1))
+            do {
+                elements.append(try value(depth: depth + 1))
+            } catch {
+                throw error.under(index: elements.count)
+            }
             skipWhitespace()
             guard index < input.count else { throw fail("unexpected end of input inside an array") }
             if input[index] == UInt8(ascii: ",") { index += 1; continue }

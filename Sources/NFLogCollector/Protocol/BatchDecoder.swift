@@ -21,7 +21,7 @@ public struct BatchDecoder: Sendable {
     public func decode(_ body: [UInt8], limits: JSONParser.Limits = .init()) throws(BatchError) -> Batch {
         let document: JSONValue
         do { document = try JSONParser.parse(body, limits: limits) } catch {
-            throw BatchError(path: "", reason: "malformed JSON: \(error)")
+            throw BatchError(path: error.path, reason: "malformed JSON: \(error.reason) at byte \(error.offset)")
         }
         var result: Result<Batch, BatchError> = .failure(BatchError(path: "", reason: "empty"))
         body.withUnsafeBufferPointer { raw in
@@ -225,9 +225,10 @@ private struct ObjectField {
         return Field(value: object[key], location: location)
     }
 
-    /// The member, or `nil` if it is absent or null.
+    /// The member, or `nil` if it is absent. `null` is not "absent": the protocol's optional
+    /// fields are left out, never null, so a null is checked (and refused) like any other value.
     func optional(_ key: String) -> Field? {
-        guard let value = object[key], value != .null else { return nil }
+        guard object[key] != nil else { return nil }
         return self[key]
     }
 }

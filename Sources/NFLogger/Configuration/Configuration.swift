@@ -110,8 +110,9 @@ public struct Configuration: Sendable {
         guard databaseURL.isFileURL, !databaseURL.path.isEmpty else {
             throw .invalidField("database_path", reason: "must be a file path, got \(databaseURL)")
         }
-        if appID.isEmpty { throw .invalidField("app_id", reason: "must not be empty") }
-        if appVersion.isEmpty { throw .invalidField("app_version", reason: "must not be empty") }
+        // The wire protocol's limits (docs/PROTOCOL.md): a collector would refuse every batch otherwise.
+        if appID.isEmpty || appID.utf8.count > 256 { throw .invalidField("app_id", reason: "must be 1…256 bytes") }
+        if appVersion.isEmpty || appVersion.utf8.count > 64 { throw .invalidField("app_version", reason: "must be 1…64 bytes") }
         if let appKey, appKey.isEmpty { throw .invalidField("app_key", reason: "must not be empty") }
         if let uploadURL {
             try Self.checkHTTP(uploadURL, field: "upload_url")

@@ -212,7 +212,7 @@ final class RequestManager: @unchecked Sendable {
         afterPendingWrites { [completions] database, uploader in
             guard let uploader else {
                 let remaining = (try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.waitingCount() }) ?? 0
-                completions.queue.async { completion(FlushResult(uploadedEvents: 0, remainingEvents: remaining, error: .notConfigured)) }
+                completions.queue.async { completion(FlushResult(uploadedEvents: 0, remainingEvents: remaining, quarantinedEvents: 0, error: .notConfigured)) }
                 return
             }
             uploader.flush(completion)

@@ -39,8 +39,19 @@ struct StandardProperties: Sendable, Equatable, Codable {
         #endif
         let v = ProcessInfo.processInfo.operatingSystemVersion
         let identifier = Locale.current.identifier
-        return (name, "\(v.majorVersion).\(v.minorVersion).\(v.patchVersion)", identifier.isEmpty ? "und" : identifier)
+        return (name, clamp("\(v.majorVersion).\(v.minorVersion).\(v.patchVersion)"), clamp(identifier.isEmpty ? "und" : identifier))
     }()
+
+    /// The protocol allows 64 bytes for these; cut at a character boundary.
+    private static func clamp(_ text: String) -> String {
+        guard text.utf8.count > 64 else { return text }
+        var result = ""
+        for character in text {
+            if result.utf8.count + character.utf8.count > 64 { break }
+            result.append(character)
+        }
+        return result
+    }
 
     /// A canonical JSON text (sorted keys), so equal properties share one stored row.
     func canonicalJSON() -> String {

@@ -26,6 +26,10 @@ final class Outbox {
     private let context: SQLiteStatement
     private let insertQuarantine: SQLiteStatement
     private let quarantineCount: SQLiteStatement
+    private let maxPointID: SQLiteStatement
+    private let maxSpanID: SQLiteStatement
+    private let pointsUpTo: SQLiteStatement
+    private let spansUpTo: SQLiteStatement
 
     init(connection: SQLiteConnection, tables: EventTableFactory) throws(SQLiteError) {
         self.tables = tables
@@ -40,6 +44,30 @@ final class Outbox {
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
         quarantineCount = try connection.prepare("SELECT count(*) FROM quarantined_events")
+        maxPointID = try connection.prepare("SELECT coalesce(max(id), 0) FROM point_events")
+        maxSpanID = try connection.prepare("SELECT coalesce(max(id), 0) FROM span_events")
+        pointsUpTo = try connection.prepare("SELECT count(*) FROM point_events WHERE id <= ?")
+        spansUpTo = try connection.prepare("SELECT count(*) FROM span_events WHERE id <= ? AND end_ms IS NOT NULL")
+    }
+
+    /// The newest rows stored now; a flush waits for everything up to them.
+    struct Watermark: Sendable {
+        let point: Int64
+        let span: Int64
+    }
+
+    func watermark() throws(SQLiteError) -> Watermark {
+        Watermark(point: try maxPointID.collect { $0.int64(at: 0) }.first ?? 0,
+                  span: try maxSpanID.collect { $0.int64(at: 0) }.first ?? 0)
+    }
+
+    /// Events at or below the watermark still on the device and ready (or in a batch).
+    func waitingCount(upTo watermark: Watermark) throws(SQLiteError) -> Int {
+        try pointsUpTo.bind(watermark.point, at: 1)
+        try spansUpTo.bind(watermark.span, at: 1)
+        let points = try pointsUpTo.collect { $0.int64(at: 0) }.first ?? 0
+        let spans = try spansUpTo.collect { $0.int64(at: 0) }.first ?? 0
+        return Int(points + spans)
     }
 
     private var eventTables: [any EventTable] { [tables.table(for: .point), tables.table(for: .span)] }
@@ -76,10 +104,14 @@ final class Outbox {
         var encoded: [[UInt8]] = []
         var bytes = BatchEncoder.envelopeAllowance
         for event in candidates.prefix(maxEvents) {
+            let isNewSession = sessions[event.sessionRowID] == nil
+            // The protocol allows 1000 sessions per batch; each adds an entry to the envelope.
+            if isNewSession && sessions.count >= BatchEncoder.maxSessions { break }
             let sessionID = try sessionUUID(event.sessionRowID, cache: &sessions)
             let json = BatchEncoder.event(event, session: sessionID)
-            if !chosen.isEmpty && bytes + json.count + 1 > maxBytes { break }
-            bytes += json.count + 1
+            let cost = json.count + 1 + (isNewSession ? BatchEncoder.sessionEntryBytes : 0)
+            if !chosen.isEmpty && bytes + cost > maxBytes { break }
+            bytes += cost
             chosen.append(event)
             encoded.append(json)
         }

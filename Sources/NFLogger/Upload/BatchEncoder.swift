@@ -38,8 +38,12 @@ enum BatchEncoder {
         return out.bytes
     }
 
-    /// The bytes the envelope adds around the events, roughly, for the batch's byte bound.
+    /// The bytes the envelope adds around the events (without sessions), at most, for the byte bound.
     static let envelopeAllowance = 1_024
+    /// The bytes one session adds to `context.sessions`, at most.
+    static let sessionEntryBytes = 110
+    /// The protocol's limit on sessions per batch.
+    static let maxSessions = 1_000
 
     /// The whole batch: envelope, context with its sessions, and the already encoded events.
     static func batch(id: UUID, sentAt: Int64, properties: StandardProperties, sessions: [SessionInfo],

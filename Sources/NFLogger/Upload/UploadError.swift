@@ -38,6 +38,8 @@ public struct FlushResult: Sendable, Equatable {
     public let uploadedEvents: Int
     /// Events still on the device waiting for upload (spans still open are not counted).
     public let remainingEvents: Int
+    /// Events the collector refused for good during this flush, now set aside in the database.
+    public let quarantinedEvents: Int
     /// Why the flush stopped before the queue was empty, if it did.
     public let error: UploadError?
 }

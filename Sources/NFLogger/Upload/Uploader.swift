@@ -40,13 +40,25 @@ final class Uploader: @unchecked Sendable {
     /// Halved on 413/400/422 to split a batch; back to the setting once the queue is empty.
     private var batchMaxEvents: Int
     private var recordedSinceUpload = 0
-    private var flushes: [(startedAt: Int, completion: @Sendable (FlushResult) -> Void)] = []
+    /// A flush waits for everything stored before it (its watermark) to be delivered, not for an
+    /// empty queue, so an app that keeps logging cannot keep it waiting.
+    private struct PendingFlush {
+        let uploadedAtStart: Int
+        let quarantinedAtStart: Int
+        let watermark: Outbox.Watermark?
+        let completion: @Sendable (FlushResult) -> Void
+    }
+    private var flushes: [PendingFlush] = []
+    /// Consecutive deliveries since a split reduced the batch size; at 16 it goes back up.
+    private var deliveriesSinceSplit = 0
+    static let deliveriesBeforeRegrowing = 16
     private var retryTimer: (any DispatchSourceTimer)?
     private var intervalTimer: (any DispatchSourceTimer)?
 
     private(set) var uploadedEvents = 0
     private(set) var uploadedBatches = 0
     private(set) var retriedAttempts = 0
+    private(set) var quarantinedEvents = 0
     private(set) var lastError: UploadError?
     private(set) var nextAttempt: Date?
 
@@ -127,7 +139,9 @@ final class Uploader: @unchecked Sendable {
     /// Uploads everything stored, then reports. Stops at the first failure and says why; during
     /// a backoff it reports the failure that caused it without sending.
     func flush(_ completion: @escaping @Sendable (FlushResult) -> Void) {
-        flushes.append((uploadedEvents, completion))
+        let watermark = try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.watermark() }
+        flushes.append(PendingFlush(uploadedAtStart: uploadedEvents, quarantinedAtStart: quarantinedEvents,
+                                    watermark: watermark, completion: completion))
         if closed { return finishFlushes(.closed) }
         if suspended { return finishFlushes(.suspended) }
         if isWaiting { return finishFlushes(lastError) }
@@ -211,6 +225,7 @@ final class Uploader: @unchecked Sendable {
     private func settle(_ batch: OutgoingBatch, _ outcome: Result<HTTPResponse, any Error>) {
         inFlight[batch.rowID] = nil
         handle(batch, outcome)
+        finishSatisfiedFlushes()
         // Keep the pipe full, unless a failure just started a wait (its timer resumes).
         if !closed && !suspended && !isWaiting { fill() }
     }
@@ -237,13 +252,24 @@ final class Uploader: @unchecked Sendable {
                 return backOff(.storage(error), retryAfter: nil)
             }
             consecutiveFailures = 0
-            lastError = nil
-            nextAttempt = nil
+            if !isWaiting {  // another batch's failure may have started a wait: keep its story
+                lastError = nil
+                nextAttempt = nil
+            }
+            if batchMaxEvents < settings.batchMaxEvents {
+                deliveriesSinceSplit += 1
+                if deliveriesSinceSplit >= Self.deliveriesBeforeRegrowing { batchMaxEvents = settings.batchMaxEvents }
+            }
+        case 400 where !Self.isAboutAnEvent(response), 422 where !Self.isAboutAnEvent(response):
+            // The collector refuses the batch itself (its envelope, its encoding), not one event:
+            // splitting cannot help and quarantining would throw good events away. Keep them, wait.
+            pause(.refused(status: status, message: message))
         case 400, 413, 422:
             if batch.events.count > 1 {
                 // Too big, or one event in it is refused: send it again in halves to find out.
                 logger.debug("splitting a refused batch", metadata: ["status": "\(status)", "events": "\(batch.events.count)"])
                 batchMaxEvents = max(1, batch.events.count / 2)
+                deliveriesSinceSplit = 0
                 do { try database.withOutbox { (outbox) throws(SQLiteError) in try outbox.release(batch) } } catch {
                     return backOff(.storage(error), retryAfter: nil)
                 }
@@ -257,6 +283,9 @@ final class Uploader: @unchecked Sendable {
                 } catch {
                     return backOff(.storage(error), retryAfter: nil)
                 }
+                quarantinedEvents += batch.events.count
+                // The refused event is out of the way: batches may be full-size again.
+                batchMaxEvents = settings.batchMaxEvents
             }
         case 408, 429, 500..<600:
             retry(batch, .server(status: status, message: message), retryAfter: Self.retryAfter(response))
@@ -305,15 +334,36 @@ final class Uploader: @unchecked Sendable {
         finishFlushes(error)
     }
 
+    /// Completes every waiting flush: with `error` when a failure stopped uploading, or because
+    /// the queue is empty.
     private func finishFlushes(_ error: UploadError?) {
         guard !flushes.isEmpty else { return }
+        complete(flushes, error: error)
+        flushes = []
+    }
+
+    /// Completes the flushes whose events (those stored before the call) are all delivered.
+    private func finishSatisfiedFlushes() {
+        guard !flushes.isEmpty else { return }
+        var done: [PendingFlush] = []
+        flushes.removeAll { flush in
+            guard let watermark = flush.watermark,
+                  let left = try? database.withOutbox({ (outbox) throws(SQLiteError) in try outbox.waitingCount(upTo: watermark) }),
+                  left == 0 else { return false }
+            done.append(flush)
+            return true
+        }
+        if !done.isEmpty { complete(done, error: nil) }
+    }
+
+    private func complete(_ finished: [PendingFlush], error: UploadError?) {
         let remaining = (try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.waitingCount() }) ?? 0
         let uploaded = uploadedEvents
-        let waiting = flushes
-        flushes = []
+        let quarantined = quarantinedEvents
         completionQueue.async {
-            for flush in waiting {
-                flush.completion(FlushResult(uploadedEvents: uploaded - flush.startedAt, remainingEvents: remaining, error: error))
+            for flush in finished {
+                flush.completion(FlushResult(uploadedEvents: uploaded - flush.uploadedAtStart, remainingEvents: remaining,
+                                             quarantinedEvents: quarantined - flush.quarantinedAtStart, error: error))
             }
         }
     }
@@ -331,6 +381,13 @@ final class Uploader: @unchecked Sendable {
             return String(message.prefix(500))
         }
         return String(decoding: response.body.prefix(200), as: UTF8.self)
+    }
+
+    /// Whether a 400/422 names an event (`"path": "events[3]…"`), rather than the batch as a whole.
+    static func isAboutAnEvent(_ response: HTTPResponse) -> Bool {
+        guard let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
+              let error = object["error"] as? [String: Any], let path = error["path"] as? String else { return false }
+        return path.hasPrefix("events[")
     }
 
     /// `Retry-After` as seconds or as an HTTP date.

@@ -1,0 +1,31 @@
+import HTTPTypes
+import Hummingbird
+import NFLogSupport
+import NIOCore
+
+/// A refusal with the body docs/PROTOCOL.md promises: `{"error":{"message":"…","path":"…"}}`,
+/// where `path` (present for batch violations) is the JSON path of what is wrong.
+struct CollectorHTTPError: Error, HTTPResponseError {
+    let status: HTTPResponse.Status
+    let message: String
+    let path: String?
+    let headers: HTTPFields
+
+    init(_ status: HTTPResponse.Status, message: String, path: String? = nil, headers: HTTPFields = [:]) {
+        self.status = status
+        self.message = message
+        self.path = path
+        self.headers = headers
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var out = JSONWriter(capacity: 64 + message.utf8.count)
+        out.writeLiteral("{"); out.writeKey("error"); out.writeLiteral("{")
+        out.writeKey("message"); out.writeString(message)
+        if let path { out.writeLiteral(","); out.writeKey("path"); out.writeString(path) }
+        out.writeLiteral("}}")
+        var headers = self.headers
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: out.bytes)))
+    }
+}
