@@ -50,6 +50,7 @@ let package = Package(
                 "NFLogCollector",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(name: "NFLoggerTesting", dependencies: ["NFLogCollector"]),
@@ -63,6 +64,9 @@ let package = Package(
         ),
         .testTarget(name: "NFLoggerTests", dependencies: ["NFLogger", "NFLogSupport", "CSQLite"]),
         .testTarget(name: "NFLogCollectorTests", dependencies: ["NFLogCollector", "NFLoggerTesting", "NFLogger", "NFLogSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: [
+            "NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
     ]
 )

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Crypto
 import Foundation
 import Logging
 import NFLogCollector
@@ -8,7 +9,7 @@ struct CollectorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nflog-collector",
         abstract: "The NFLogger collector: receives gzip batches of events, stores each event once, reports.",
-        subcommands: [Serve.self, Export.self])
+        subcommands: [Serve.self, Export.self, Keygen.self])
 }
 
 struct Serve: AsyncParsableCommand {
@@ -26,6 +27,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "The address to bind.")
     var host: String = "127.0.0.1"
+
+    @Option(help: "Serve policies from this directory: <app>.json, else default.json (read per request).")
+    var policies: String?
+
+    @Option(help: "Sign served policies with this Ed25519 private key (base64 of 32 bytes, as keygen writes it).")
+    var policySigningKey: String?
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
@@ -46,6 +53,16 @@ struct Serve: AsyncParsableCommand {
                 ************************************************************************
 
                 """.utf8))
+        }
+        if let policies {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: policies, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("--policies \(policies) is not a directory")
+            }
+            configuration.policiesDirectory = URL(fileURLWithPath: policies, isDirectory: true)
+        }
+        if let policySigningKey {
+            configuration.policySigningKey = try Keygen.readPrivateKey(policySigningKey)
         }
         let store = try SQLiteEventStore(path: db)
         let server = try CollectorServer(configuration: configuration, store: store)
@@ -76,5 +93,35 @@ struct Export: AsyncParsableCommand {
         let output = FileHandle.standardOutput
         try await store.exportEvents(app: app) { line in output.write(Data(line)) }
         await store.close()
+    }
+}
+
+struct Keygen: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make an Ed25519 key pair for signing policies: writes the private key, prints the public key for the apps' configuration.")
+
+    @Option(help: "Where to write the private key (base64, readable by its owner only).")
+    var privateKey: String
+
+    func run() throws {
+        guard !FileManager.default.fileExists(atPath: privateKey) else {
+            throw ValidationError("\(privateKey) exists; refusing to overwrite a key")
+        }
+        let key = Curve25519.Signing.PrivateKey()
+        guard FileManager.default.createFile(atPath: privateKey, contents: Data(key.rawRepresentation.base64EncodedString().utf8),
+                                             attributes: [.posixPermissions: 0o600]) else {
+            throw ValidationError("cannot write \(privateKey)")
+        }
+        print("private key written to \(privateKey)")
+        print("public key (base64, for Configuration.policyPublicKey / \"policy_public_key\"): \(key.publicKey.rawRepresentation.base64EncodedString())")
+    }
+
+    static func readPrivateKey(_ path: String) throws -> Curve25519.Signing.PrivateKey {
+        guard let data = FileManager.default.contents(atPath: path),
+              let raw = Data(base64Encoded: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
+              let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw) else {
+            throw ValidationError("\(path) does not hold a base64 Ed25519 private key (make one with: nflog-collector keygen --private-key FILE)")
+        }
+        return key
     }
 }

@@ -1,3 +1,6 @@
+import Crypto
+import Foundation
+
 /// How a collector listens and what it accepts.
 public struct CollectorConfiguration: Sendable {
     /// The address to bind. In development mode only loopback addresses are allowed.
@@ -14,6 +17,11 @@ public struct CollectorConfiguration: Sendable {
     public var maxEventsPerBatch = 10_000
     /// Nesting and string-length limits for the JSON parser.
     public var json = JSONParser.Limits()
+    /// Where policies are read from, per request: `<app>.json`, else `default.json`.
+    /// `nil`: `GET /v1/policy` answers 404.
+    public var policiesDirectory: URL?
+    /// When set, every policy served carries its Ed25519 signature in `X-NFLog-Signature`.
+    public var policySigningKey: Curve25519.Signing.PrivateKey?
 
     public init() {}
 

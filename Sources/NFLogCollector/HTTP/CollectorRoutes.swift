@@ -13,6 +13,7 @@ struct CollectorRoutes: Sendable {
     let configuration: CollectorConfiguration
     let decoder: BatchDecoder
     let appKeyHeader: HTTPField.Name
+    let signatureHeader: HTTPField.Name
 
     init(store: any EventStore, configuration: CollectorConfiguration) {
         self.store = store
@@ -22,12 +23,14 @@ struct CollectorRoutes: Sendable {
         self.decoder = decoder
         // The header name is a valid token, so this never falls back.
         self.appKeyHeader = HTTPField.Name(WireProtocol.appKeyHeader) ?? .authorization
+        self.signatureHeader = HTTPField.Name(WireProtocol.signatureHeader) ?? .authorization  // a valid token: never used
     }
 
     func register(on router: Router<BasicRequestContext>) {
         router.post(RouterPath(WireProtocol.eventsPath)) { request, _ in try await postEvents(request) }
         router.get(RouterPath(WireProtocol.statsPath)) { request, _ in try await getStats(request) }
         router.get(RouterPath(WireProtocol.healthPath)) { _, _ in Self.json(#"{"status":"ok"}"#) }
+        router.get(RouterPath(WireProtocol.policyPath)) { request, _ in try await getPolicy(request) }
     }
 
     /// The app the request's key belongs to, or 401.
@@ -104,6 +107,32 @@ struct CollectorRoutes: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return Self.json(Array(try encoder.encode(stats)))
+    }
+
+    /// The app's policy with an ETag (and a signature when a key is configured); 304 when the
+    /// client already has it; 404 when there is none.
+    private func getPolicy(_ request: Request) async throws -> Response {
+        let app = try authenticate(request)
+        guard let directory = configuration.policiesDirectory else {
+            throw CollectorHTTPError(.notFound, message: "this collector serves no policies")
+        }
+        let body: Data?
+        do { body = try PolicyFiles(directory: directory).policy(for: app) } catch {
+            throw CollectorHTTPError(.internalServerError, message: "the policy file is too large to serve")
+        }
+        guard let body else { throw CollectorHTTPError(.notFound, message: "there is no policy for this app") }
+        let etag = PolicyFiles.etag(body)
+        var headers: HTTPFields = [.eTag: etag, .cacheControl: "no-cache"]
+        if PolicyFiles.matches(request.headers[.ifNoneMatch], etag: etag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = "application/json"
+        if let key = configuration.policySigningKey {
+            do { headers[signatureHeader] = try key.signature(for: body).base64EncodedString() } catch {
+                throw CollectorHTTPError(.internalServerError, message: "the policy could not be signed")
+            }
+        }
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     static func json(_ text: String) -> Response { json(Array(text.utf8)) }

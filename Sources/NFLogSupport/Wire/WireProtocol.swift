@@ -8,6 +8,10 @@ public enum WireProtocol {
     public static let statsPath = "/v1/stats"
     /// Liveness.
     public static let healthPath = "/health"
+    /// The policy for the requesting app.
+    public static let policyPath = "/v1/policy"
+    /// The header carrying a policy's detached Ed25519 signature (base64).
+    public static let signatureHeader = "X-NFLog-Signature"
     /// The header that carries the app key.
     public static let appKeyHeader = "X-NFLog-Key"
     /// The key a collector accepts in development mode (no `--keys` file).

@@ -50,7 +50,8 @@ extension Configuration {
     private init(fields: FieldReader<ConfigurationError>, baseDirectory: URL) throws(ConfigurationError) {
         try fields.rejectUnknown(["app_key", "tenant_id", "upload_url", "policy_url", "database_path",
                                   "app_id", "app_version", "mode", "specific_patterns", "limits",
-                                  "session_idle_timeout_s", "upload"])
+                                  "session_idle_timeout_s", "upload", "policy_public_key", "policy_refresh_interval_s",
+                                  "install_id"])
         let databasePath = try fields.requiredString("database_path")
         let databaseURL = databasePath.hasPrefix("/")
             ? URL(fileURLWithPath: databasePath)
@@ -95,6 +96,14 @@ extension Configuration {
             if let value = try limits.integer("max_pending_bytes") { self.limits.maxPendingBytes = value }
             if let value = try limits.integer("busy_timeout_ms") { self.limits.busyTimeout = .milliseconds(value) }
         }
+        if let key = try fields.string("policy_public_key") {
+            guard let raw = Data(base64Encoded: key), raw.count == 32 else {
+                throw .invalidField("policy_public_key", reason: "must be the base64 of a 32-byte Ed25519 public key (as `nflog-collector keygen` prints it)")
+            }
+            policyPublicKey = raw
+        }
+        if let interval = try fields.seconds("policy_refresh_interval_s") { policyRefreshInterval = interval }
+        installID = try fields.string("install_id")
         if let upload = try fields.object("upload") {
             try upload.rejectUnknown(["interval_s", "count_threshold", "batch_max_events", "batch_max_bytes", "gzip_level",
                                       "max_concurrent_uploads", "initial_backoff_s", "max_backoff_s", "refused_backoff_s",

@@ -31,6 +31,8 @@ public struct Diagnostics: Sendable, CustomStringConvertible {
     public let lastUploadError: UploadError?
     /// When the next upload will be tried after a failure.
     public let nextUploadAttempt: Date?
+    /// The policy in force: where it came from, and how the last check went.
+    public let policy: PolicyStatus
     /// The last storage error, if the last write failed.
     public let lastStorageError: StorageError?
     /// The database file.
@@ -44,6 +46,7 @@ public struct Diagnostics: Sendable, CustomStringConvertible {
             "upload: \(uploadedEvents) events in \(uploadedBatches) batches, \(waitingForUpload) waiting, \(retriedUploads) retries, \(quarantinedEvents) quarantined",
         ]
         if let lastUploadError { lines.append("last upload error: \(lastUploadError)") }
+        lines.append("policy: \(policy.source.rawValue)\(policy.etag.map { " \($0)" } ?? "")\(policy.lastError.map { ", last problem: \($0)" } ?? "")")
         if let lastStorageError { lines.append("last storage error: \(lastStorageError)") }
         return lines.joined(separator: "\n")
     }

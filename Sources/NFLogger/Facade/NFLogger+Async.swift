@@ -72,3 +72,14 @@ extension NFLogger {
         }
     }
 }
+
+extension NFLogger {
+    /// Asks the collector for a newer policy now and reports what happened.
+    @discardableResult
+    nonisolated(nonsending)
+    public func refreshPolicy() async -> PolicyUpdate {
+        await withCheckedContinuation { continuation in
+            refreshPolicy { continuation.resume(returning: $0) }
+        }
+    }
+}

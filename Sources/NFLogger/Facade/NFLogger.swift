@@ -249,6 +249,8 @@ public final class NFLogger: Sendable {
         let mode = self.mode
         let completions = self.completions
         let requests = self.requests
+        let policy = policyManager?.currentStatus
+            ?? PolicyStatus(source: configuration.defaultPolicy == nil ? .none : .defaultPolicy)
         requests.afterPendingWrites { database, uploader in
             let counts = completions.counts
             let stored = try? database.storedCounts()
@@ -260,7 +262,7 @@ public final class NFLogger: Sendable {
                 openSpans: stored?.openSpans ?? 0, waitingForUpload: outbox?.0 ?? 0,
                 uploadedEvents: uploader?.uploadedEvents ?? 0, uploadedBatches: uploader?.uploadedBatches ?? 0,
                 retriedUploads: uploader?.retriedAttempts ?? 0, quarantinedEvents: outbox?.1 ?? 0,
-                lastUploadError: uploader?.lastError, nextUploadAttempt: uploader?.nextAttempt,
+                lastUploadError: uploader?.lastError, nextUploadAttempt: uploader?.nextAttempt, policy: policy,
                 lastStorageError: database.lastError, databasePath: database.path)
             completions.queue.async { completion(snapshot) }
         }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Logging
 import NFLogSupport
+import Synchronization
 
 /// Keeps the policy current: asks the collector on start and every refresh interval (with
 /// `If-None-Match`), checks what comes back (signature, size, schema, expiry), applies it
@@ -26,7 +27,12 @@ final class PolicyManager: @unchecked Sendable {
 
     /// The policy in force with what came with it; `nil` when the default (or none) applies.
     private var current: (policy: Policy, body: Data, etag: String?)?
-    private var status: PolicyStatus
+    /// Read from any thread (diagnostics); written only on `queue`.
+    private let statusBox: Mutex<PolicyStatus>
+    private var status: PolicyStatus {
+        get { statusBox.withLock { $0 } }
+        set { statusBox.withLock { $0 = newValue } }
+    }
     private var inFlight = false
     private var waiting: [@Sendable (PolicyUpdate) -> Void] = []
     private var refreshTimer: (any DispatchSourceTimer)?
@@ -50,8 +56,8 @@ final class PolicyManager: @unchecked Sendable {
         self.completionQueue = completionQueue
         self.current = initial
         self.fallbackSource = fallbackSource
-        self.status = PolicyStatus(source: initial == nil ? fallbackSource : .cache, etag: initial?.etag,
-                                   appliedAt: initial == nil ? nil : Date())
+        self.statusBox = Mutex(PolicyStatus(source: initial == nil ? fallbackSource : .cache, etag: initial?.etag,
+                                            appliedAt: initial == nil ? nil : Date()))
         self.apply = apply
     }
 
@@ -94,9 +100,8 @@ final class PolicyManager: @unchecked Sendable {
         }
     }
 
-    func snapshot(_ body: @escaping @Sendable (PolicyStatus) -> Void) {
-        queue.async { body(self.status) }
-    }
+    /// The policy's story so far, for diagnostics.
+    var currentStatus: PolicyStatus { status }
 
     // MARK: On `queue`
 

@@ -24,6 +24,16 @@ public struct PolicyStatus: Sendable, Equatable {
     public var lastError: PolicyError?
     /// When the collector will be asked next.
     public var nextRefresh: Date?
+
+    public init(source: Source, etag: String? = nil, appliedAt: Date? = nil, lastCheck: Date? = nil,
+                lastError: PolicyError? = nil, nextRefresh: Date? = nil) {
+        self.source = source
+        self.etag = etag
+        self.appliedAt = appliedAt
+        self.lastCheck = lastCheck
+        self.lastError = lastError
+        self.nextRefresh = nextRefresh
+    }
 }
 
 /// What ``NFLogger/refreshPolicy(completion:)`` found.

@@ -1,10 +1,11 @@
 import Crypto
 import Foundation
+import NFLogSupport
 
 /// Checks the detached Ed25519 signature a collector sends with a policy (`X-NFLog-Signature`,
 /// base64 of the 64-byte signature over the exact body bytes).
 struct PolicyVerifier: Sendable {
-    static let header = "X-NFLog-Signature"
+    static let header = WireProtocol.signatureHeader
     private let key: Curve25519.Signing.PublicKey
 
     /// - Returns: `nil` if the bytes are not a valid Ed25519 public key.

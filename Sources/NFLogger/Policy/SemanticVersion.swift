@@ -4,7 +4,7 @@ struct SemanticVersion: Comparable, Sendable, CustomStringConvertible {
     let parts: [Int]
 
     init?(_ text: String) {
-        let core = text.split(separator: "-", maxSplits: 1).first.map(String.init) ?? text
+        let core = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? text
         let pieces = core.split(separator: ".", omittingEmptySubsequences: false)
         guard (1...3).contains(pieces.count) else { return nil }
         var parts: [Int] = []

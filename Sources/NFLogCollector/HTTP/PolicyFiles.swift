@@ -1,0 +1,51 @@
+import Crypto
+import Foundation
+
+/// Finds the policy to serve an app: `DIR/<app>.json`, else `DIR/default.json`. Files are read on
+/// every request, so an operator's edit takes effect at once, without a restart.
+struct PolicyFiles: Sendable {
+    let directory: URL
+    /// Served as is (the SDK refuses policies over 64 KiB); this only bounds what is read.
+    static let maxBytes = 1 << 20
+
+    /// The bytes to serve, or `nil` if there is no policy for this app.
+    func policy(for app: String) throws -> Data? {
+        let candidates = (Self.isSafeFileName(app) ? [app + ".json"] : []) + ["default.json"]
+        for name in candidates {
+            let url = directory.appendingPathComponent(name)
+            guard let handle = try? FileHandle(forReadingFrom: url) else { continue }
+            defer { try? handle.close() }
+            let data = try handle.read(upToCount: Self.maxBytes + 1) ?? Data()
+            guard data.count <= Self.maxBytes else {
+                throw PolicyFileError.tooLarge(name)
+            }
+            return data
+        }
+        return nil
+    }
+
+    /// App names come from the operator's keys file, but are still kept out of path tricks.
+    static func isSafeFileName(_ app: String) -> Bool {
+        !app.isEmpty && !app.hasPrefix(".") && app.utf8.count <= 200
+            && app.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
+    }
+
+    /// A strong ETag: the SHA-256 of the bytes, so it changes exactly when the content does.
+    static func etag(_ data: Data) -> String {
+        "\"" + SHA256.hash(data: data).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+    }
+
+    /// Whether an `If-None-Match` header names this ETag (or `*`); weak forms match too.
+    static func matches(_ header: String?, etag: String) -> Bool {
+        guard let header else { return false }
+        return header.split(separator: ",").contains { candidate in
+            var tag = candidate.trimmingCharacters(in: .whitespaces)
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            return tag == "*" || tag == etag
+        }
+    }
+}
+
+enum PolicyFileError: Error {
+    case tooLarge(String)
+}
