@@ -188,7 +188,8 @@ struct StorageTests {
         try Schema.migrate(connection)  // a second run is a no-op
         let tables = try DatabaseReader(directory.databaseURL)
             .rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").compactMap { $0["name"] as? String }
-        #expect(tables == ["contexts", "point_events", "quarantined_events", "sessions", "span_events", "upload_batches"])
+        #expect(tables == ["contexts", "device_notes", "open_epochs", "point_events", "pruned_counts", "quarantined_events",
+                           "sessions", "span_events", "upload_batches"])
     }
 
     @Test("A version-1 database with events is migrated in place; its events upload like new ones")
@@ -197,10 +198,11 @@ struct StorageTests {
         do {
             let connection = try SQLiteConnection(path: directory.databaseURL.path, busyTimeoutMilliseconds: 1_000)
             try Schema.migrate(connection, upTo: 1)
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
             try connection.execute("""
                 INSERT INTO contexts (id, properties) VALUES (1, '{"app_id":"a","app_version":"1","locale":"en","os_name":"Linux","os_version":"6","sdk_name":"NFLogger","sdk_version":"0.0.1"}');
-                INSERT INTO sessions (id, uuid, context_id, started_ms) VALUES (1, randomblob(16), 1, 1000);
-                INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms) VALUES (randomblob(16), 1, 'old.event', 'event', '{"v":1}', 1000);
+                INSERT INTO sessions (id, uuid, context_id, started_ms) VALUES (1, randomblob(16), 1, \(now));
+                INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms) VALUES (randomblob(16), 1, 'old.event', 'event', '{"v":1}', \(now));
                 """)
             #expect(try connection.scalarInt("PRAGMA user_version") == 1)
         }

@@ -90,11 +90,19 @@ extension Configuration {
             sessionIdleTimeout = .milliseconds(Int64(seconds * 1_000))
         }
         if let limits = try fields.object("limits") {
-            try limits.rejectUnknown(["max_parameters_bytes", "max_pending_events", "max_pending_bytes", "busy_timeout_ms"])
+            try limits.rejectUnknown(["max_parameters_bytes", "max_pending_events", "max_pending_bytes", "busy_timeout_ms",
+                                      "max_stored_events", "max_database_bytes", "max_event_age_s", "span_timeout_s"])
             if let value = try limits.integer("max_parameters_bytes") { self.limits.maxParametersBytes = value }
             if let value = try limits.integer("max_pending_events") { self.limits.maxPendingEvents = value }
             if let value = try limits.integer("max_pending_bytes") { self.limits.maxPendingBytes = value }
             if let value = try limits.integer("busy_timeout_ms") { self.limits.busyTimeout = .milliseconds(value) }
+            if let value = try limits.integer("max_stored_events") { self.limits.maxStoredEvents = value }
+            if let value = try limits.integer("max_database_bytes") { self.limits.maxDatabaseBytes = value }
+            if let value = try limits.number("max_event_age_s") {
+                guard value.isFinite, value >= 0, value <= 3.2e7 else { throw .invalidField("limits.max_event_age_s", reason: "must be between 60 and 32000000 seconds") }
+                self.limits.maxEventAge = .milliseconds(Int64(value * 1_000))
+            }
+            if let value = try limits.seconds("span_timeout_s") { self.limits.spanTimeout = value }
         }
         if let key = try fields.string("policy_public_key") {
             guard let raw = Data(base64Encoded: key), raw.count == 32 else {

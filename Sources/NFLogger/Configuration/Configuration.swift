@@ -63,6 +63,15 @@ public struct Configuration: Sendable {
         public var maxPendingBytes = 16 * 1024 * 1024
         /// How long a write waits for another process that holds the database. Default: 5 s.
         public var busyTimeout: Duration = .seconds(5)
+        /// The most events kept on the device; beyond it the oldest (lowest priority first) are
+        /// dropped, counted, and the counts reported to the collector. Default: 100,000.
+        public var maxStoredEvents = 100_000
+        /// The most bytes the database and its write-ahead log may use. Default: 64 MiB.
+        public var maxDatabaseBytes = 64 * 1024 * 1024
+        /// Events older than this are dropped (and counted). Default: 30 days.
+        public var maxEventAge: Duration = .seconds(30 * 86_400)
+        /// A span still open this long after it started is closed as abandoned. Default: 24 hours.
+        public var spanTimeout: Duration = .seconds(86_400)
 
         public init() {}
     }
@@ -136,6 +145,10 @@ public struct Configuration: Sendable {
             throw .invalidField("limits.max_pending_bytes", reason: "must be at least twice limits.max_parameters_bytes plus 1024")
         }
         if limits.busyTimeout < .zero { throw .invalidField("limits.busy_timeout_ms", reason: "must not be negative") }
+        if limits.maxStoredEvents < 100 { throw .invalidField("limits.max_stored_events", reason: "must be at least 100") }
+        if limits.maxDatabaseBytes < 256 * 1024 { throw .invalidField("limits.max_database_bytes", reason: "must be at least 262144") }
+        if limits.maxEventAge < .seconds(60) { throw .invalidField("limits.max_event_age_s", reason: "must be at least 60 seconds") }
+        if limits.spanTimeout < .seconds(1) { throw .invalidField("limits.span_timeout_s", reason: "must be at least 1 second") }
         try upload.validate()
         if sessionIdleTimeout < .zero || sessionIdleTimeout > .seconds(Configuration.maxIdleTimeoutSeconds) {
             throw .invalidField("session_idle_timeout_s", reason: "must be between 0 and \(Int(Configuration.maxIdleTimeoutSeconds)) seconds")

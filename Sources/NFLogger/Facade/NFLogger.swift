@@ -67,7 +67,8 @@ public final class NFLogger: Sendable {
         let database = DatabaseManager(
             path: configuration.databaseURL.path,
             busyTimeoutMilliseconds: Int32(clamping: configuration.limits.busyTimeout.milliseconds),
-            properties: StandardProperties(appID: configuration.appID, appVersion: configuration.appVersion))
+            properties: StandardProperties(appID: configuration.appID, appVersion: configuration.appVersion),
+            limits: StorageLimits(configuration.limits, policy: initialPolicy))
         let sessions = SessionTracker(idleTimeoutNanoseconds: configuration.sessionIdleTimeout.nanoseconds,
                                       wallMilliseconds: clock.wallMilliseconds())
         let requests = RequestManager(configuration: configuration, database: database, completions: completions,

@@ -34,6 +34,15 @@ public struct Policy: Sendable, Equatable {
     public let mode: Mode
     /// In specific mode `allow` selects; in every mode `deny` refuses and `sampling` samples.
     public let rules: EventRules
+    /// When the database must drop events, lower priorities go first (then the oldest). The first
+    /// rule whose pattern matches gives an event's priority; others have 0.
+    public let priorities: [PriorityRule]
+
+    /// A priority for the events a pattern matches.
+    public struct PriorityRule: Sendable, Equatable {
+        public let pattern: TagPattern
+        public let priority: Int
+    }
     public let upload: Upload
     public let database: Database
     /// A span still open after this long is closed as abandoned.

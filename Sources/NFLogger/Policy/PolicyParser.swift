@@ -41,8 +41,20 @@ extension Policy {
         self.mode = mode
 
         var allow: [TagPattern] = [], deny: [TagPattern] = [], sampling: [SamplingRule] = []
+        var priorities: [PriorityRule] = []
         if let rules = try fields.object("rules") {
-            try rules.rejectUnknown(["allow", "deny", "sampling"])
+            try rules.rejectUnknown(["allow", "deny", "sampling", "priorities"])
+            if let entries = try rules.objects("priorities") {
+                for entry in entries {
+                    try entry.rejectUnknown(["pattern", "priority"])
+                    let text = try entry.requiredString("pattern")
+                    let pattern: TagPattern
+                    do { pattern = try TagPattern(text) } catch { throw .invalidPattern(field: entry.path("pattern"), error) }
+                    guard let priority = try entry.integer("priority") else { throw .missing(entry.path("priority")) }
+                    guard (-1_000...1_000).contains(priority) else { throw .invalid(entry.path("priority"), "must be between -1000 and 1000") }
+                    priorities.append(PriorityRule(pattern: pattern, priority: priority))
+                }
+            }
             allow = try Self.patterns(rules, "allow")
             deny = try Self.patterns(rules, "deny")
             if let entries = try rules.objects("sampling") {
@@ -62,6 +74,7 @@ extension Policy {
             throw .invalid("rules.allow", "must list at least one pattern in specific mode (an empty list would record nothing)")
         }
         rules = EventRules(allow: allow, deny: deny, sampling: sampling)
+        self.priorities = priorities
 
         var upload = Upload()
         if let fields = try fields.object("upload") {

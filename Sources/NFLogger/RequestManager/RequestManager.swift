@@ -22,6 +22,10 @@ final class RequestManager: @unchecked Sendable {
     private let maxPendingBytes: Int
     /// The drained buffer, kept for reuse so the next burst does not regrow an array.
     private var spare: [PendingRequest] = []
+    private let configurationLimits: Configuration.Limits
+    private var maintenanceTimer: (any DispatchSourceTimer)?
+    /// How often the Pruner's periodic pass runs.
+    static let maintenanceInterval: Duration = .seconds(60)
 
     struct PendingRequest: Sendable {
         let request: StorageRequest
@@ -47,6 +51,7 @@ final class RequestManager: @unchecked Sendable {
         self.queue = queue
         self.database = database
         self.completions = completions
+        self.configurationLimits = configuration.limits
         self.maxPendingEvents = configuration.limits.maxPendingEvents
         self.maxPendingBytes = configuration.limits.maxPendingBytes
         self.pending = Mutex(PendingState(sessions: sessions))
@@ -62,8 +67,14 @@ final class RequestManager: @unchecked Sendable {
         // then send whatever a previous run left behind.
         queue.async {
             _ = try? self.database.openIfNeeded()
+            self.database.enforceLimits(now: Int64(Date().timeIntervalSince1970 * 1000), includingAge: true)
             self.uploader?.start()
+            self.scheduleMaintenance(every: Self.maintenanceInterval)
         }
+    }
+
+    deinit {
+        maintenanceTimer?.cancel()
     }
 
     private enum Admitted {
@@ -202,9 +213,32 @@ final class RequestManager: @unchecked Sendable {
         }
     }
 
-    /// Applies a policy's upload settings (or, with `nil`, the configuration's) from the next batch on.
+    /// Applies a policy's upload settings and storage limits (or, with `nil`, the configuration's)
+    /// from the next batch and the next write on.
     func apply(_ policy: Policy?) {
-        queue.async { self.uploader?.apply(policy?.upload) }
+        queue.async {
+            self.uploader?.apply(policy?.upload)
+            self.database.limits = StorageLimits(self.configurationLimits, policy: policy)
+        }
+    }
+
+    // MARK: Maintenance
+
+    /// Drops events past the age limit, abandons timed-out spans, enforces the row and byte limits
+    /// and gives space back to the disk: the Pruner's periodic pass, on the queue.
+    func maintain() {
+        queue.async {
+            self.database.enforceLimits(now: Int64(Date().timeIntervalSince1970 * 1000), includingAge: true)
+        }
+    }
+
+    private func scheduleMaintenance(every interval: Duration) {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let nanoseconds = DispatchTimeInterval.nanoseconds(Int(clamping: interval.nanoseconds))
+        timer.schedule(deadline: .now() + nanoseconds, repeating: nanoseconds, leeway: .seconds(1))
+        timer.setEventHandler { [weak self] in self?.maintain() }
+        timer.resume()
+        maintenanceTimer = timer
     }
 
     /// Writes what is queued, then uploads everything stored.
@@ -223,6 +257,7 @@ final class RequestManager: @unchecked Sendable {
     func close(completion: @escaping @Sendable () -> Void) {
         pending.withLock { $0.closed = true }
         afterPendingWrites { database, uploader in
+            self.maintenanceTimer?.cancel()
             uploader?.close()
             database.close()
             completion()

@@ -1,5 +1,10 @@
 import Foundation
 import NFLogSupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The one owner of the SQLite connection: opens it (WAL, `synchronous=NORMAL`, busy timeout,
 /// migrations), prepares the tables, and applies batches of ``StorageRequest``s in one
@@ -17,6 +22,7 @@ final class DatabaseManager {
         let tables: EventTableFactory
         let sessions: SessionTable
         let outbox: Outbox
+        let pruner: Pruner
     }
     private var open: Open?
     /// Row ids known to be committed: a cache, cleared whenever a transaction fails.
@@ -25,9 +31,19 @@ final class DatabaseManager {
     private(set) var lastError: StorageError?
     /// Set by ``close()``: a closed manager never reopens the file.
     private var isClosed = false
+    /// The limits the Pruner enforces (configuration, then policy).
+    var limits: StorageLimits
+    /// Events stored, as far as this manager knows: exact after open, then counted up on
+    /// inserts and only ever over-estimated (deliveries elsewhere are not subtracted), so it is
+    /// recounted exactly before anything is pruned.
+    private var storedEvents = 0
+    /// Totals since this manager started, for diagnostics.
+    private(set) var prunedEvents = 0
+    private(set) var abandonedSpans = 0
 
-    init(path: String, busyTimeoutMilliseconds: Int32, properties: StandardProperties) {
+    init(path: String, busyTimeoutMilliseconds: Int32, properties: StandardProperties, limits: StorageLimits) {
         self.path = path
+        self.limits = limits
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.contextJSON = properties.canonicalJSON()
     }
@@ -51,18 +67,50 @@ final class DatabaseManager {
             }
         }
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        if try connection.scalarInt("PRAGMA user_version") == 0 {
+            // Only possible before the first table exists: lets the Pruner give pages back to the disk.
+            try connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        }
         try connection.enableWriteAheadLog()
+        // After a checkpoint, the log file is cut back to this size instead of staying at its peak.
+        try connection.execute("PRAGMA journal_size_limit = \(min(4 << 20, limits.maxBytes / 8))")
         try Schema.migrate(connection)
         let tables = try EventTableFactory(connection: connection)
         let opened = Open(connection: connection, tables: tables,
                           sessions: try SessionTable(connection: connection),
-                          outbox: try Outbox(connection: connection, tables: tables))
+                          outbox: try Outbox(connection: connection, tables: tables),
+                          pruner: try Pruner(connection: connection, path: path))
+        try connection.transaction { () throws(SQLiteError) in try registerProcess(opened) }
+        storedEvents = try opened.pruner.storedEvents()
         open = opened
         return opened
     }
 
-    /// Closes the connection for good, as the logger closes.
+    /// Records this process as having the database open, and closes as abandoned the open spans
+    /// of processes that had it open and are gone without closing it (crashed or killed).
+    private func registerProcess(_ db: Open) throws(SQLiteError) {
+        let me = Int64(getpid())
+        let others = try db.connection.prepare("SELECT epoch, pid FROM open_epochs WHERE epoch != \(processClockEpoch)")
+            .collect { ($0.int64(at: 0), $0.int64(at: 1)) }
+        // A pid that still answers (and is not this process under an older epoch) is another app
+        // process sharing the file: its spans are alive.
+        let gone = others.filter { epoch, pid in pid == me || kill(pid_t(truncatingIfNeeded: pid), 0) != 0 }.map(\.0)
+        abandonedSpans += try db.pruner.abandonSpans(ofEpochs: gone, olderThan: Int64.min)
+        if !gone.isEmpty {
+            try db.connection.execute("DELETE FROM open_epochs WHERE epoch IN (\(gone.map(String.init).joined(separator: ",")))")
+        }
+        try db.connection.execute("""
+            INSERT INTO open_epochs (epoch, pid, opened_ms) VALUES (\(processClockEpoch), \(me), \(Int64(Date().timeIntervalSince1970 * 1000)))
+            ON CONFLICT (epoch) DO NOTHING
+            """)
+    }
+
+    /// Closes the connection for good, as the logger closes: spans still open are not abandoned
+    /// at the next start (the app may end them by id then).
     func close() {
+        if let open {
+            try? open.connection.execute("DELETE FROM open_epochs WHERE epoch = \(processClockEpoch)")
+        }
         isClosed = true
         dropConnection()
     }
@@ -97,6 +145,7 @@ final class DatabaseManager {
                 }
             }
             lastError = nil
+            enforceLimits(db, now: Int64(Date().timeIntervalSince1970 * 1000), includingAge: false)
             return statuses
         } catch {
             forgetUncommittedRowIDs()
@@ -127,7 +176,9 @@ final class DatabaseManager {
         switch request {
         case .event(let event):
             let session = try sessionRowID(event.session, db)
-            try db.tables.table(for: event.draft.kind).insert(event, sessionRowID: session)
+            let priority = limits.priorities.isEmpty ? 0 : limits.priority(for: event.draft.name)
+            try db.tables.table(for: event.draft.kind).insert(event, sessionRowID: session, priority: priority)
+            storedEvents += 1
             return .recorded(event.id)
         case .endSpan(let end):
             switch try db.tables.spans.end(end) {
@@ -154,6 +205,46 @@ final class DatabaseManager {
         let rowID = try db.sessions.sessionRowID(session, contextRowID: context)
         sessionRowIDs[session.id] = rowID
         return rowID
+    }
+
+    /// Keeps the limits after a write: rows and bytes (cheap checks). With `includingAge`, also
+    /// drops events past the age limit and abandons timed-out spans (a full scan: the timer's job).
+    /// A failure here is logged in `lastError` and retried at the next write; nothing recorded is
+    /// affected by it.
+    func enforceLimits(now: Int64, includingAge: Bool) {
+        guard let db = try? openDatabase() else { return }
+        enforceLimits(db, now: now, includingAge: includingAge)
+    }
+
+    private func enforceLimits(_ db: Open, now: Int64, includingAge: Bool) {
+        let limits = self.limits
+        do throws(SQLiteError) {
+            if !includingAge {
+                // Rows: the counter only ever over-estimates; recount before dropping anything.
+                let overRows = storedEvents > limits.maxRows
+                let overBytes = try db.pruner.bytes().total > Int64(limits.maxBytes)
+                guard overRows || overBytes else { return }
+                storedEvents = try db.pruner.storedEvents()
+            } else {
+                storedEvents = try db.pruner.storedEvents()
+                abandonedSpans += try db.connection.transaction { () throws(SQLiteError) -> Int in
+                    try db.pruner.abandonSpans(ofEpochs: [], olderThan: now &- limits.spanTimeoutMilliseconds)
+                }
+            }
+            var stored = storedEvents
+            let outcome = try db.connection.transaction { () throws(SQLiteError) -> Pruner.Outcome in
+                try db.pruner.enforce(limits, ageCutoff: includingAge ? now &- limits.maxAgeMilliseconds : nil, storedEvents: &stored)
+            }
+            storedEvents = stored
+            prunedEvents += outcome.total
+            if outcome.droppedForBytes > 0 || includingAge {
+                // Give freed pages back to the disk and cut the log down (outside any transaction).
+                try db.connection.execute("PRAGMA incremental_vacuum")
+                _ = try? db.connection.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+        } catch {
+            lastError = StorageError(error)
+        }
     }
 
     /// What is stored, for diagnostics.

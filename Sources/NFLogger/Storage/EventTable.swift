@@ -7,7 +7,7 @@ import NFLogSupport
 protocol EventTable: AnyObject {
     var kind: EventKind { get }
     /// Inserts an event; the caller owns the transaction.
-    func insert(_ event: EventRecord, sessionRowID: Int64) throws(SQLiteError)
+    func insert(_ event: EventRecord, sessionRowID: Int64, priority: Int) throws(SQLiteError)
     /// How many events of this kind are stored.
     func count() throws(SQLiteError) -> Int
 
@@ -52,7 +52,8 @@ extension SQLiteStatement {
                     timestamp: int64(at: 6),
                     end: kind == .span && !isNull(at: 7) ? int64(at: 7) : nil,
                     durationNanoseconds: kind == .span && !isNull(at: 8) ? int64(at: 8) : nil,
-                    endParameters: kind == .span ? blob(at: 9) : nil)
+                    endParameters: kind == .span ? blob(at: 9) : nil,
+                    abandoned: kind == .span && int64(at: 10) != 0)
     }
 }
 

@@ -9,8 +9,8 @@ final class PointEventTable: UploadableEventTable {
     init(connection: SQLiteConnection) throws(SQLiteError) {
         self.connection = connection
         insertStatement = try connection.prepare("""
-            INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms)
-            VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms, priority)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
         queries = try EventTableQueries(
             connection: connection, table: "point_events",
@@ -18,8 +18,9 @@ final class PointEventTable: UploadableEventTable {
             time: "timestamp_ms", readyCondition: "")
     }
 
-    func insert(_ event: EventRecord, sessionRowID: Int64) throws(SQLiteError) {
+    func insert(_ event: EventRecord, sessionRowID: Int64, priority: Int) throws(SQLiteError) {
         try insertStatement.bindCommonColumns(of: event, sessionRowID: sessionRowID)
+        try insertStatement.bind(Int64(priority), at: 7)
         try insertStatement.run()
     }
 

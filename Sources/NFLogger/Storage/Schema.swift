@@ -65,6 +65,28 @@ enum Schema {
                 quarantined_ms INTEGER NOT NULL
             );
             """),
+        Migration(version: 3, name: "rolling database: priorities, abandoned spans, prune counts, device notes", sql: """
+            ALTER TABLE point_events ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE span_events ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE span_events ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE upload_batches ADD COLUMN diagnostics TEXT;
+            CREATE INDEX span_events_open ON span_events(start_ms) WHERE end_ms IS NULL;
+            CREATE TABLE pruned_counts (
+                name TEXT PRIMARY KEY,
+                count INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE TABLE open_epochs (
+                epoch INTEGER PRIMARY KEY,
+                pid INTEGER NOT NULL,
+                opened_ms INTEGER NOT NULL
+            );
+            CREATE TABLE device_notes (
+                id INTEGER PRIMARY KEY,
+                kind TEXT NOT NULL,
+                detail TEXT NOT NULL,
+                at_ms INTEGER NOT NULL
+            );
+            """),
     ]
 
     static var latestVersion: Int32 { migrations.last?.version ?? 0 }

@@ -14,8 +14,8 @@ final class SpanEventTable: UploadableEventTable {
     init(connection: SQLiteConnection) throws(SQLiteError) {
         self.connection = connection
         insertStatement = try connection.prepare("""
-            INSERT INTO span_events (uuid, session_id, name, type, parameters, start_ms, start_mono_ns, clock_epoch)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO span_events (uuid, session_id, name, type, parameters, start_ms, start_mono_ns, clock_epoch, priority)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         findStatement = try connection.prepare("""
             SELECT id, start_ms, start_mono_ns, clock_epoch, end_ms FROM span_events WHERE uuid = ?
@@ -26,15 +26,16 @@ final class SpanEventTable: UploadableEventTable {
         // Only ended spans travel; an open span waits for its end (or, later, its timeout).
         queries = try EventTableQueries(
             connection: connection, table: "span_events",
-            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.start_ms, e.end_ms, e.duration_ns, e.end_parameters",
+            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.start_ms, e.end_ms, e.duration_ns, e.end_parameters, e.abandoned",
             time: "start_ms", readyCondition: "end_ms IS NOT NULL")
     }
 
-    func insert(_ event: EventRecord, sessionRowID: Int64) throws(SQLiteError) {
+    func insert(_ event: EventRecord, sessionRowID: Int64, priority: Int) throws(SQLiteError) {
         let statement = insertStatement
         try statement.bindCommonColumns(of: event, sessionRowID: sessionRowID)
         try statement.bind(Int64(bitPattern: event.draft.monotonicNanoseconds), at: 7)
         try statement.bind(processClockEpoch, at: 8)
+        try statement.bind(Int64(priority), at: 9)
         try statement.run()
     }
 

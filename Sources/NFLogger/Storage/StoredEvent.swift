@@ -16,4 +16,6 @@ struct StoredEvent: Sendable {
     let end: Int64?
     let durationNanoseconds: Int64?
     let endParameters: [UInt8]?
+    /// A span closed by the SDK (after a crash or its timeout), not by the app.
+    var abandoned = false
 }

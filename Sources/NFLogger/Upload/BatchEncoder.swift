@@ -27,6 +27,7 @@ enum BatchEncoder {
             // Microsecond precision is plenty for analysis and keeps the number short.
             let micros = (event.durationNanoseconds ?? 0) / 1_000
             out.writeLiteral(","); out.writeKey("duration_ms"); out.writeNumber((Double(micros) / 1_000).description)
+            if event.abandoned { out.writeLiteral(","); out.writeKey("abandoned"); out.writeLiteral("true") }
         }
         if let parameters = event.parameters {
             out.writeLiteral(","); out.writeKey("parameters"); out.writeRaw(parameters)

@@ -1,0 +1,150 @@
+import Foundation
+import NFLogSupport
+
+/// The rolling database: keeps the event tables within a row count, a byte size (database plus
+/// write-ahead log) and an age, dropping the oldest events first (lowest priority first when the
+/// policy sets priorities). What it drops is counted by event name in `pruned_counts`, in the same
+/// transaction as the delete, and those counts travel to the collector with the next batch: a
+/// drop is never silent.
+///
+/// It never drops an event that is in a batch on its way to the collector, nor a span still
+/// open (its end would then fail); open spans leave only as abandoned spans.
+///
+/// Used only on the RequestManager's queue, inside transactions its owner opens.
+final class Pruner {
+    private let connection: SQLiteConnection
+    private let path: String
+    private let countPoints: SQLiteStatement
+    private let countSpans: SQLiteStatement
+    private let addCount: SQLiteStatement
+    private let pageCount: SQLiteStatement
+    private let freePages: SQLiteStatement
+    private let pageSize: Int64
+
+    init(connection: SQLiteConnection, path: String) throws(SQLiteError) {
+        self.connection = connection
+        self.path = path
+        countPoints = try connection.prepare("SELECT count(*) FROM point_events")
+        countSpans = try connection.prepare("SELECT count(*) FROM span_events")
+        addCount = try connection.prepare("""
+            INSERT INTO pruned_counts (name, count) VALUES (?, ?)
+            ON CONFLICT (name) DO UPDATE SET count = count + excluded.count
+            """)
+        pageCount = try connection.prepare("PRAGMA page_count")
+        freePages = try connection.prepare("PRAGMA freelist_count")
+        pageSize = try connection.scalarInt("PRAGMA page_size")
+    }
+
+    /// How many events the tables hold.
+    func storedEvents() throws(SQLiteError) -> Int {
+        Int(try countPoints.collect { $0.int64(at: 0) }.first ?? 0) + Int(try countSpans.collect { $0.int64(at: 0) }.first ?? 0)
+    }
+
+    /// Bytes of the database file plus its write-ahead log, and the part of the file in use.
+    func bytes() throws(SQLiteError) -> (total: Int64, used: Int64) {
+        let pages = try pageCount.collect { $0.int64(at: 0) }.first ?? 0
+        let free = try freePages.collect { $0.int64(at: 0) }.first ?? 0
+        let wal = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int64) ?? 0
+        return (pages * pageSize + wal, (pages - free) * pageSize)
+    }
+
+    struct Outcome: Equatable {
+        var droppedByAge = 0
+        var droppedForRows = 0
+        var droppedForBytes = 0
+        var total: Int { droppedByAge + droppedForRows + droppedForBytes }
+    }
+
+    /// Drops what the limits require: events older than `ageCutoff` (if given: it costs a scan),
+    /// then the oldest beyond the row and byte limits. `storedEvents` is the exact count, kept
+    /// up to date.
+    func enforce(_ limits: StorageLimits, ageCutoff: Int64?, storedEvents: inout Int) throws(SQLiteError) -> Outcome {
+        var outcome = Outcome()
+        if let cutoff = ageCutoff {
+            outcome.droppedByAge = try drop(where: "timestamp_ms < \(cutoff)", spanWhere: "start_ms < \(cutoff)")
+            storedEvents -= outcome.droppedByAge
+        }
+
+        if storedEvents > limits.maxRows {
+            outcome.droppedForRows = try dropOldest(storedEvents - limits.maxRows, prioritised: !limits.priorities.isEmpty)
+            storedEvents -= outcome.droppedForRows
+        }
+
+        let (total, used) = try bytes()
+        if total > Int64(limits.maxBytes) && storedEvents > 0 {
+            // Aim below the limit (90%), estimating a row's share of the used pages.
+            let perRow = max(64, used / Int64(storedEvents))
+            let excess = total - Int64(limits.maxBytes) * 9 / 10
+            let rows = min(storedEvents, Int((excess + perRow - 1) / perRow))
+            outcome.droppedForBytes = try dropOldest(rows, prioritised: !limits.priorities.isEmpty)
+            storedEvents -= outcome.droppedForBytes
+        }
+        return outcome
+    }
+
+    /// Drops every row matching the conditions (not in a batch; spans: not open), counting by name.
+    private func drop(where pointCondition: String, spanWhere spanCondition: String) throws(SQLiteError) -> Int {
+        try dropRows(table: "point_events", selection: "SELECT id FROM point_events WHERE batch_id IS NULL AND \(pointCondition)")
+            + dropRows(table: "span_events",
+                       selection: "SELECT id FROM span_events WHERE batch_id IS NULL AND end_ms IS NOT NULL AND \(spanCondition)")
+    }
+
+    /// Drops the `count` oldest events across both tables (by priority, then age).
+    private func dropOldest(_ count: Int, prioritised: Bool) throws(SQLiteError) -> Int {
+        guard count > 0 else { return 0 }
+        let order = prioritised ? "priority, id" : "id"
+        // Take up to `count` candidates from each table, merge them by (priority, time), and see
+        // how many the merge takes from each: those are prefixes of each table's order.
+        let points = try connection.prepare("""
+            SELECT priority, timestamp_ms FROM point_events WHERE batch_id IS NULL ORDER BY \(order) LIMIT \(count)
+            """).collect { ($0.int64(at: 0), $0.int64(at: 1)) }
+        let spans = try connection.prepare("""
+            SELECT priority, start_ms FROM span_events WHERE batch_id IS NULL AND end_ms IS NOT NULL ORDER BY \(order) LIMIT \(count)
+            """).collect { ($0.int64(at: 0), $0.int64(at: 1)) }
+        var p = 0, s = 0
+        while p + s < count && (p < points.count || s < spans.count) {
+            if s == spans.count || (p < points.count && (points[p].0, points[p].1) <= (spans[s].0, spans[s].1)) { p += 1 } else { s += 1 }
+        }
+        return try dropRows(table: "point_events", selection: "SELECT id FROM point_events WHERE batch_id IS NULL ORDER BY \(order) LIMIT \(p)")
+            + dropRows(table: "span_events",
+                       selection: "SELECT id FROM span_events WHERE batch_id IS NULL AND end_ms IS NOT NULL ORDER BY \(order) LIMIT \(s)")
+    }
+
+    /// Counts the selected rows by name into `pruned_counts`, then deletes them.
+    private func dropRows(table: String, selection: String) throws(SQLiteError) -> Int {
+        let counts = try connection.prepare("SELECT name, count(*) FROM \(table) WHERE id IN (\(selection)) GROUP BY name")
+            .collect { ($0.text(at: 0) ?? "", $0.int64(at: 1)) }
+        guard !counts.isEmpty else { return 0 }
+        for (name, count) in counts {
+            try addCount.bind(name, at: 1)
+            try addCount.bind(count, at: 2)
+            try addCount.run()
+        }
+        try connection.execute("DELETE FROM \(table) WHERE id IN (\(selection))")
+        return counts.reduce(0) { $0 + Int($1.1) }
+    }
+
+    /// Closes open spans as abandoned: those written by a process that stopped without closing
+    /// the logger (a crash, a kill), and those open longer than the timeout. They end at the last
+    /// activity known in their session (never before they started), so their duration is a lower
+    /// bound rather than a guess. Returns how many.
+    func abandonSpans(ofEpochs epochs: [Int64], olderThan cutoff: Int64) throws(SQLiteError) -> Int {
+        let crashed = epochs.isEmpty ? "0" : "clock_epoch IN (\(epochs.map(String.init).joined(separator: ",")))"
+        try connection.execute("""
+            UPDATE span_events SET abandoned = 1,
+                end_ms = max(start_ms, coalesce((
+                    SELECT max(t) FROM (
+                        SELECT max(p.timestamp_ms) AS t FROM point_events p WHERE p.session_id = span_events.session_id
+                        UNION ALL SELECT max(coalesce(x.end_ms, x.start_ms)) FROM span_events x WHERE x.session_id = span_events.session_id
+                        UNION ALL SELECT s.ended_ms FROM sessions s WHERE s.id = span_events.session_id)), start_ms))
+            WHERE end_ms IS NULL AND (\(crashed) OR start_ms < \(cutoff))
+            """)
+        let abandoned = connection.changes
+        if abandoned > 0 {
+            try connection.execute("""
+                UPDATE span_events SET duration_ns = (end_ms - start_ms) * 1000000 WHERE abandoned = 1 AND duration_ns IS NULL
+                """)
+        }
+        return abandoned
+    }
+}
