@@ -28,7 +28,7 @@ struct BatchDecoderTests {
         (#"{"version":2}"#, "version: unsupported version 2; this collector reads version 1"),
         ("[]", "must be an object, found an array"),
         (BatchFixtures.batch(id: "not-a-uuid", events: [BatchFixtures.point()]), "batch_id: must be a UUID such as 0193a7c2-5b1e-7c3d-9f00-1a2b3c4d5e6f"),
-        (BatchFixtures.batch(events: []), "events: must hold 1…10000 events, found 0"),
+        (BatchFixtures.batch(events: []), "events: must hold 1…10000 events (or 0 with diagnostics), found 0"),
         (BatchFixtures.batch(events: [BatchFixtures.point(name: "bad name")]), "events[0].name: is not a valid name: only ASCII letters, digits, '_', '-' and '.' between parts are allowed"),
         (BatchFixtures.batch(events: [BatchFixtures.point(), BatchFixtures.point("zz")]), "events[1].uuid: must be a UUID such as 0193a7c2-5b1e-7c3d-9f00-1a2b3c4d5e6f"),
         (BatchFixtures.batch(events: [BatchFixtures.point(parameters: "[1]")]), "events[0].parameters: must be an object, found an array"),

@@ -6,7 +6,7 @@ enum EventExporter {
     static func export(_ connection: SQLiteConnection, app: String?, line: ([UInt8]) -> Void) throws(SQLiteError) {
         let statement = try connection.prepare("""
             SELECT e.app, e.uuid, e.batch_id, e.session, e.name, e.kind, e.type, e.timestamp_ms, e.end_ms, e.duration_ms,
-                   e.parameters, e.end_parameters, e.received_ms,
+                   e.parameters, e.end_parameters, e.received_ms, e.abandoned,
                    c.sdk_name, c.sdk_version, c.app_id, c.app_version, c.os_name, c.os_version, c.locale
             FROM events e JOIN contexts c ON c.id = e.context_id
             WHERE ?1 IS NULL OR e.app = ?1
@@ -29,14 +29,15 @@ enum EventExporter {
             if let parameters = statement.blob(at: 10) { out.writeLiteral(","); out.writeKey("parameters"); out.writeRaw(parameters) }
             if let end = statement.blob(at: 11) { out.writeLiteral(","); out.writeKey("end_parameters"); out.writeRaw(end) }
             out.writeLiteral(","); out.writeKey("received_at"); out.writeInteger(statement.int64(at: 12))
+            if statement.int64(at: 13) != 0 { out.writeLiteral(","); out.writeKey("abandoned"); out.writeLiteral("true") }
             out.writeLiteral(","); out.writeKey("context"); out.writeLiteral("{")
-            out.writeKey("sdk_name"); out.writeString(statement.text(at: 13) ?? "")
-            out.writeLiteral(","); out.writeKey("sdk_version"); out.writeString(statement.text(at: 14) ?? "")
-            out.writeLiteral(","); out.writeKey("app_id"); out.writeString(statement.text(at: 15) ?? "")
-            out.writeLiteral(","); out.writeKey("app_version"); out.writeString(statement.text(at: 16) ?? "")
-            out.writeLiteral(","); out.writeKey("os_name"); out.writeString(statement.text(at: 17) ?? "")
-            out.writeLiteral(","); out.writeKey("os_version"); out.writeString(statement.text(at: 18) ?? "")
-            out.writeLiteral(","); out.writeKey("locale"); out.writeString(statement.text(at: 19) ?? "")
+            out.writeKey("sdk_name"); out.writeString(statement.text(at: 14) ?? "")
+            out.writeLiteral(","); out.writeKey("sdk_version"); out.writeString(statement.text(at: 15) ?? "")
+            out.writeLiteral(","); out.writeKey("app_id"); out.writeString(statement.text(at: 16) ?? "")
+            out.writeLiteral(","); out.writeKey("app_version"); out.writeString(statement.text(at: 17) ?? "")
+            out.writeLiteral(","); out.writeKey("os_name"); out.writeString(statement.text(at: 18) ?? "")
+            out.writeLiteral(","); out.writeKey("os_version"); out.writeString(statement.text(at: 19) ?? "")
+            out.writeLiteral(","); out.writeKey("locale"); out.writeString(statement.text(at: 20) ?? "")
             out.writeLiteral("}}\n")
             line(out.bytes)
         }

@@ -9,6 +9,15 @@ public struct Batch: Sendable {
     public let sdkVersion: String
     public let context: Context
     public let events: [Event]
+    /// What the device reports about itself: events it had to drop, database resets.
+    public let diagnostics: Diagnostics?
+
+    public struct Diagnostics: Sendable {
+        /// Events the device's rolling database dropped before they could be sent, by name.
+        public let pruned: [(name: String, count: Int64)]
+        /// Times the device found its database damaged and started a new one.
+        public let databaseResets: [(at: Int64, reason: String)]
+    }
 
     /// The standard properties of the app instance that sent the batch.
     public struct Context: Sendable, Hashable {
@@ -45,5 +54,7 @@ public struct Batch: Sendable {
         /// The parameters object, verbatim as sent (it is valid JSON: the batch was parsed).
         public let parameters: String?
         public let endParameters: String?
+        /// Span only: closed by the SDK (after a crash or its timeout), not by the app.
+        public let abandoned: Bool
     }
 }

@@ -40,8 +40,8 @@ public struct BatchDecoder: Sendable {
         let context = try root["context"].object(root: "context")
         let sessionsField = context["sessions"]
         let sessionValues = try sessionsField.array()
-        guard (1...maxSessions).contains(sessionValues.count) else {
-            throw BatchError(path: sessionsField.path, reason: "must list 1…\(maxSessions) sessions, found \(sessionValues.count)")
+        guard sessionValues.count <= maxSessions else {
+            throw BatchError(path: sessionsField.path, reason: "must list at most \(maxSessions) sessions, found \(sessionValues.count)")
         }
         var sessions: [Batch.Session] = []
         var sessionIDs = Set<UUID>()
@@ -57,8 +57,9 @@ public struct BatchDecoder: Sendable {
 
         let eventsField = root["events"]
         let eventValues = try eventsField.array()
-        guard (1...maxEvents).contains(eventValues.count) else {
-            throw BatchError(path: eventsField.path, reason: "must hold 1…\(maxEvents) events, found \(eventValues.count)")
+        let diagnostics = try root.optional("diagnostics").map { (field) throws(BatchError) in try decodeDiagnostics(field.object(root: "diagnostics")) }
+        guard eventValues.count <= maxEvents, !eventValues.isEmpty || diagnostics != nil else {
+            throw BatchError(path: eventsField.path, reason: "must hold 1…\(maxEvents) events (or 0 with diagnostics), found \(eventValues.count)")
         }
         var events: [Batch.Event] = []
         events.reserveCapacity(eventValues.count)
@@ -75,7 +76,32 @@ public struct BatchDecoder: Sendable {
                                    osVersion: try context["os_version"].string(maxBytes: 64),
                                    locale: try context["locale"].string(maxBytes: 64),
                                    sessions: sessions),
-            events: events)
+            events: events, diagnostics: diagnostics)
+    }
+
+    private func decodeDiagnostics(_ object: ObjectField) throws(BatchError) -> Batch.Diagnostics {
+        var pruned: [(String, Int64)] = []
+        if let field = object.optional("pruned") {
+            let counts = try field.object(root: "diagnostics.pruned")
+            guard counts.object.members.count <= 10_000 else { throw BatchError(path: field.path, reason: "must name at most 10000 events") }
+            for member in counts.object.members {
+                let entry = counts[member.key]
+                if let problem = EventNameRules.problem(in: member.key, maxBytes: EventNameRules.maxNameBytes) {
+                    throw BatchError(path: entry.path, reason: "is not a valid event name: \(problem)")
+                }
+                pruned.append((member.key, try entry.count()))
+            }
+        }
+        var resets: [(Int64, String)] = []
+        if let field = object.optional("database_resets") {
+            let values = try field.array()
+            guard values.count <= 100 else { throw BatchError(path: field.path, reason: "must list at most 100 resets") }
+            for (index, value) in values.enumerated() {
+                let reset = try Field(value: value, path: "diagnostics.database_resets").object(root: "diagnostics.database_resets", index: index)
+                resets.append((try reset["at"].timestamp(), try reset["reason"].string(maxBytes: 1_024)))
+            }
+        }
+        return Batch.Diagnostics(pruned: pruned, databaseResets: resets)
     }
 
     private func decodeEvent(_ event: ObjectField, sessions: Set<UUID>, raw: UnsafeBufferPointer<UInt8>) throws(BatchError) -> Batch.Event {
@@ -92,6 +118,7 @@ public struct BatchDecoder: Sendable {
         var end: Int64?
         var duration: Double?
         var endParameters: String?
+        var abandoned = false
         switch kind {
         case .span:
             let startField = event["start"]
@@ -104,8 +131,9 @@ public struct BatchDecoder: Sendable {
             guard value >= 0 else { throw BatchError(path: durationField.path, reason: "must not be negative") }
             duration = value
             endParameters = try event.optional("end_parameters")?.rawObject(raw)
+            abandoned = try event.optional("abandoned")?.boolean() ?? false
         case .point:
-            for field in ["start", "end", "duration_ms", "end_parameters"] where event.optional(field) != nil {
+            for field in ["start", "end", "duration_ms", "end_parameters", "abandoned"] where event.optional(field) != nil {
                 throw BatchError(path: event[field].path, reason: "only spans have \(field)")
             }
         }
@@ -114,7 +142,7 @@ public struct BatchDecoder: Sendable {
             name: try event["name"].eventName(maxBytes: EventNameRules.maxNameBytes),
             kind: kind, type: try event["type"].eventName(maxBytes: EventNameRules.maxTypeBytes),
             timestamp: timestamp, end: end, durationMilliseconds: duration,
-            parameters: try event.optional("parameters")?.rawObject(raw), endParameters: endParameters)
+            parameters: try event.optional("parameters")?.rawObject(raw), endParameters: endParameters, abandoned: abandoned)
     }
 }
 
@@ -192,6 +220,18 @@ private struct Field {
     func timestamp() throws(BatchError) -> Int64 {
         let value = try integer()
         guard value >= 0 else { throw BatchError(path: path, reason: "must be Unix milliseconds (not negative)") }
+        return value
+    }
+
+    /// A count: a non-negative integer.
+    func count() throws(BatchError) -> Int64 {
+        let value = try integer()
+        guard value >= 0 else { throw BatchError(path: path, reason: "must not be negative") }
+        return value
+    }
+
+    func boolean() throws(BatchError) -> Bool {
+        guard case .bool(let value)? = value else { throw wrong("a boolean") }
         return value
     }
 

@@ -62,5 +62,24 @@ enum CollectorSchema {
                 PRIMARY KEY (app, name)
             ) WITHOUT ROWID;
             """),
+        SQLiteMigration(version: 2, name: "abandoned spans and device diagnostics", sql: """
+            ALTER TABLE events ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE totals ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE totals ADD COLUMN pruned INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE totals ADD COLUMN database_resets INTEGER NOT NULL DEFAULT 0;
+            CREATE TABLE device_prunes (
+                app TEXT NOT NULL,
+                name TEXT NOT NULL,
+                count INTEGER NOT NULL,
+                PRIMARY KEY (app, name)
+            ) WITHOUT ROWID;
+            CREATE TABLE device_resets (
+                id INTEGER PRIMARY KEY,
+                app TEXT NOT NULL,
+                batch_id BLOB NOT NULL,
+                at_ms INTEGER NOT NULL,
+                reason TEXT NOT NULL
+            );
+            """),
     ]
 }

@@ -21,12 +21,23 @@ public struct CollectorStats: Sendable, Equatable, Codable {
     /// Requests that stored a batch (retries of a batch count again here).
     public let requests: Int
     public let eventsByName: [String: Int]
+    /// Spans the devices closed themselves (after a crash or the span timeout).
+    public let abandonedSpans: Int
+    /// Events the devices' rolling databases dropped before sending them, in total and by name.
+    public let prunedOnDevices: Int
+    public let prunedOnDevicesByName: [String: Int]
+    /// Times a device found its database damaged and started afresh.
+    public let databaseResets: Int
 
     enum CodingKeys: String, CodingKey {
         case app, batches, requests
         case eventsStored = "events_stored"
         case duplicatesDropped = "duplicates_dropped"
         case eventsByName = "events_by_name"
+        case abandonedSpans = "abandoned_spans"
+        case prunedOnDevices = "pruned_on_devices"
+        case prunedOnDevicesByName = "pruned_on_devices_by_name"
+        case databaseResets = "database_resets"
     }
 }
 

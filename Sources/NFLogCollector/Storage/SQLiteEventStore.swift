@@ -25,7 +25,8 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
 
     private struct Statements {
         let insertContext, findContext, upsertSession, insertEvent, upsertBatch, isNewBatch, upsertTotals, upsertName: SQLiteStatement
-        let totals, names: SQLiteStatement
+        let totals, names, prunes: SQLiteStatement
+        let upsertPrune, insertReset, addDiagnostics: SQLiteStatement
 
         init(_ c: SQLiteConnection) throws(SQLiteError) {
             insertContext = try c.prepare("""
@@ -46,8 +47,8 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 """)
             insertEvent = try c.prepare("""
                 INSERT INTO events (app, uuid, batch_id, session, context_id, name, kind, type, timestamp_ms,
-                                    end_ms, duration_ms, parameters, end_parameters, received_ms)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (app, uuid) DO NOTHING
+                                    end_ms, duration_ms, parameters, end_parameters, received_ms, abandoned)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (app, uuid) DO NOTHING
                 """)
             isNewBatch = try c.prepare("SELECT count(*) FROM batches WHERE app = ? AND uuid = ?")
             upsertBatch = try c.prepare("""
@@ -65,8 +66,17 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 INSERT INTO name_counts (app, name, count) VALUES (?, ?, ?)
                 ON CONFLICT (app, name) DO UPDATE SET count = count + excluded.count
                 """)
-            totals = try c.prepare("SELECT events, duplicates, batches, requests FROM totals WHERE app = ?")
+            totals = try c.prepare("SELECT events, duplicates, batches, requests, abandoned, pruned, database_resets FROM totals WHERE app = ?")
             names = try c.prepare("SELECT name, count FROM name_counts WHERE app = ? ORDER BY name")
+            prunes = try c.prepare("SELECT name, count FROM device_prunes WHERE app = ? ORDER BY name")
+            upsertPrune = try c.prepare("""
+                INSERT INTO device_prunes (app, name, count) VALUES (?, ?, ?)
+                ON CONFLICT (app, name) DO UPDATE SET count = count + excluded.count
+                """)
+            insertReset = try c.prepare("INSERT INTO device_resets (app, batch_id, at_ms, reason) VALUES (?, ?, ?, ?)")
+            addDiagnostics = try c.prepare("""
+                UPDATE totals SET abandoned = abandoned + ?, pruned = pruned + ?, database_resets = database_resets + ? WHERE app = ?
+                """)
         }
     }
 
@@ -94,6 +104,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                     try s.upsertSession.run()
                 }
                 var accepted = 0
+                var abandoned = 0
                 var perName: [String: Int] = [:]
                 let insert = s.insertEvent
                 for event in batch.events {
@@ -111,9 +122,11 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                     if let parameters = event.parameters { try insert.bind(parameters, at: 12) } else { try insert.bindNull(at: 12) }
                     if let end = event.endParameters { try insert.bind(end, at: 13) } else { try insert.bindNull(at: 13) }
                     try insert.bind(receivedAt, at: 14)
+                    try insert.bind(Int64(event.abandoned ? 1 : 0), at: 15)
                     try insert.run()
                     if insert.changes > 0 {
                         accepted += 1
+                        if event.abandoned { abandoned += 1 }
                         perName[event.name, default: 0] += 1
                     }
                 }
@@ -141,6 +154,31 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                     try s.upsertName.bind(Int64(count), at: 3)
                     try s.upsertName.run()
                 }
+                // A batch's diagnostics count once: a retry of the same batch id adds nothing.
+                var pruned: Int64 = 0
+                var resets = 0
+                if isNew, let diagnostics = batch.diagnostics {
+                    for (name, count) in diagnostics.pruned {
+                        try s.upsertPrune.bind(app, at: 1)
+                        try s.upsertPrune.bind(name, at: 2)
+                        try s.upsertPrune.bind(count, at: 3)
+                        try s.upsertPrune.run()
+                        pruned += count
+                    }
+                    for (at, reason) in diagnostics.databaseResets {
+                        try s.insertReset.bind(app, at: 1)
+                        try s.insertReset.bind(batch.id, at: 2)
+                        try s.insertReset.bind(at, at: 3)
+                        try s.insertReset.bind(reason, at: 4)
+                        try s.insertReset.run()
+                        resets += 1
+                    }
+                }
+                try s.addDiagnostics.bind(Int64(abandoned), at: 1)
+                try s.addDiagnostics.bind(pruned, at: 2)
+                try s.addDiagnostics.bind(Int64(resets), at: 3)
+                try s.addDiagnostics.bind(app, at: 4)
+                try s.addDiagnostics.run()
                 return StoreResult(accepted: accepted, duplicates: duplicates)
             }
         }
@@ -168,12 +206,16 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     public func stats(app: String) async throws -> CollectorStats {
         try await onQueue { _, s in
             try s.totals.bind(app, at: 1)
-            let totals = try s.totals.collect { ($0.int64(at: 0), $0.int64(at: 1), $0.int64(at: 2), $0.int64(at: 3)) }.first
+            let totals = try s.totals.collect { row in (0..<7).map { Int(row.int64(at: Int32($0))) } }.first ?? Array(repeating: 0, count: 7)
             try s.names.bind(app, at: 1)
             let names = try s.names.collect { ($0.text(at: 0) ?? "", Int($0.int64(at: 1))) }
-            return CollectorStats(app: app, eventsStored: Int(totals?.0 ?? 0), duplicatesDropped: Int(totals?.1 ?? 0),
-                                  batches: Int(totals?.2 ?? 0), requests: Int(totals?.3 ?? 0),
-                                  eventsByName: Dictionary(names, uniquingKeysWith: +))
+            try s.prunes.bind(app, at: 1)
+            let prunes = try s.prunes.collect { ($0.text(at: 0) ?? "", Int($0.int64(at: 1))) }
+            return CollectorStats(app: app, eventsStored: totals[0], duplicatesDropped: totals[1],
+                                  batches: totals[2], requests: totals[3],
+                                  eventsByName: Dictionary(names, uniquingKeysWith: +),
+                                  abandonedSpans: totals[4], prunedOnDevices: totals[5],
+                                  prunedOnDevicesByName: Dictionary(prunes, uniquingKeysWith: +), databaseResets: totals[6])
         }
     }
 

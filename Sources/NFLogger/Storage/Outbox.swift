@@ -11,6 +11,8 @@ struct OutgoingBatch: Sendable {
     let body: [UInt8]
     /// Each event's JSON, kept for the quarantine of a single refused event.
     let encodedEvents: [[UInt8]]
+    /// The diagnostic record this batch carries (prune counts, database resets), as JSON.
+    let diagnostics: [UInt8]?
 }
 
 /// Forms upload batches from both event tables and settles them: delivered (delete), split
@@ -26,14 +28,32 @@ final class Outbox {
     private let context: SQLiteStatement
     private let insertQuarantine: SQLiteStatement
     private let quarantineCount: SQLiteStatement
+    private let readPruned: SQLiteStatement
+    private let readNotes: SQLiteStatement
+    private let addPruned: SQLiteStatement
+    private let addNote: SQLiteStatement
+    private let setDiagnostics: SQLiteStatement
+    private let latestContext: SQLiteStatement
     private let maxPointID: SQLiteStatement
     private let maxSpanID: SQLiteStatement
     private let pointsUpTo: SQLiteStatement
     private let spansUpTo: SQLiteStatement
 
+    private let connection: SQLiteConnection
+    private func connectionExecute(_ sql: String) throws(SQLiteError) { try connection.execute(sql) }
+
     init(connection: SQLiteConnection, tables: EventTableFactory) throws(SQLiteError) {
+        self.connection = connection
         self.tables = tables
-        pendingBatch = try connection.prepare("SELECT id, uuid, context_id FROM upload_batches ORDER BY id")
+        pendingBatch = try connection.prepare("SELECT id, uuid, context_id, diagnostics FROM upload_batches ORDER BY id")
+        readPruned = try connection.prepare("SELECT name, count FROM pruned_counts ORDER BY name")
+        readNotes = try connection.prepare("SELECT kind, detail, at_ms FROM device_notes ORDER BY id")
+        addPruned = try connection.prepare("""
+            INSERT INTO pruned_counts (name, count) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET count = count + excluded.count
+            """)
+        addNote = try connection.prepare("INSERT INTO device_notes (kind, detail, at_ms) VALUES (?, ?, ?)")
+        setDiagnostics = try connection.prepare("UPDATE upload_batches SET diagnostics = ? WHERE id = ?")
+        latestContext = try connection.prepare("SELECT id FROM contexts ORDER BY id DESC LIMIT 1")
         insertBatch = try connection.prepare("INSERT INTO upload_batches (uuid, context_id, created_ms) VALUES (?, ?, ?) RETURNING id")
         deleteBatch = try connection.prepare("DELETE FROM upload_batches WHERE id = ?")
         countAttempt = try connection.prepare("UPDATE upload_batches SET attempts = attempts + 1 WHERE id = ?")
@@ -77,21 +97,25 @@ final class Outbox {
     /// otherwise a new one of the oldest ready events that share a context, within the bounds.
     /// `nil` when nothing is ready.
     func nextBatch(maxEvents: Int, maxBytes: Int, now: Int64, excluding: Set<Int64> = []) throws(SQLiteError) -> OutgoingBatch? {
-        let unfinished = try pendingBatch.collect { ($0.int64(at: 0), $0.uuid(at: 1), $0.int64(at: 2)) }
+        let unfinished = try pendingBatch.collect { ($0.int64(at: 0), $0.uuid(at: 1), $0.int64(at: 2), $0.blob(at: 3)) }
         if let pending = unfinished.first(where: { !excluding.contains($0.0) }) {
             var events: [StoredEvent] = []
             for table in eventTables { events += try table.rows(inBatch: pending.0) }
-            if !events.isEmpty {
-                return try encode(rowID: pending.0, id: pending.1, contextRowID: pending.2, events: Self.oldestFirst(events), now: now)
+            if !events.isEmpty || pending.3 != nil {
+                return try encode(rowID: pending.0, id: pending.1, contextRowID: pending.2, events: Self.oldestFirst(events),
+                                  now: now, diagnostics: pending.3)
             }
-            try delete(batch: pending.0)  // its rows are gone (pruned); forget it
+            try delete(batch: pending.0)  // its rows are gone (pruned) and it carries nothing else; forget it
         }
 
         var oldest: (contextRowID: Int64, timestamp: Int64)?
         for table in eventTables {
             if let candidate = try table.oldestReady(), candidate.timestamp < oldest?.timestamp ?? .max { oldest = candidate }
         }
-        guard let contextRowID = oldest?.contextRowID else { return nil }
+        guard let contextRowID = oldest?.contextRowID else {
+            // No event is ready; prune counts or notes may still be waiting to be told.
+            return try diagnosticsOnlyBatch(now: now, excluding: excluding, busy: unfinished.map(\.0))
+        }
         let points = try tables.points.ready(contextRowID: contextRowID, limit: maxEvents)
         let spans = try tables.spans.ready(contextRowID: contextRowID, limit: maxEvents)
         // A merge, not a sort: each table's rows keep their id order, so what a batch takes from a
@@ -125,7 +149,69 @@ final class Outbox {
         let chosenPoints = chosen.count { $0.kind == .point }
         try tables.points.assignReady(contextRowID: contextRowID, count: chosenPoints, toBatch: rowID)
         try tables.spans.assignReady(contextRowID: contextRowID, count: chosen.count - chosenPoints, toBatch: rowID)
-        return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: chosen, now: now, encoded: encoded)
+        let diagnostics = try takeDiagnostics(into: rowID)
+        return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: chosen, now: now, encoded: encoded,
+                          diagnostics: diagnostics)
+    }
+
+    /// A batch with no events that carries waiting prune counts and notes, if there are any and
+    /// no other batch is unfinished (one will carry them soon enough).
+    private func diagnosticsOnlyBatch(now: Int64, excluding: Set<Int64>, busy: [Int64]) throws(SQLiteError) -> OutgoingBatch? {
+        guard busy.isEmpty, try hasDiagnostics(),
+              let contextRowID = try latestContext.collect({ $0.int64(at: 0) }).first else { return nil }
+        let id = UUID()
+        try insertBatch.bind(id, at: 1)
+        try insertBatch.bind(contextRowID, at: 2)
+        try insertBatch.bind(now, at: 3)
+        guard let rowID = try insertBatch.collect({ $0.int64(at: 0) }).first else {
+            throw SQLiteError(code: 1, message: "inserting an upload batch returned no row id")
+        }
+        let diagnostics = try takeDiagnostics(into: rowID)
+        return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: [], now: now, encoded: [], diagnostics: diagnostics)
+    }
+
+    private func hasDiagnostics() throws(SQLiteError) -> Bool {
+        let pruned = try readPruned.collect { _ in true }
+        if !pruned.isEmpty { return true }
+        return !(try readNotes.collect { _ in true }).isEmpty
+    }
+
+    /// Moves the waiting prune counts and device notes into the batch's diagnostic record.
+    private func takeDiagnostics(into batchRowID: Int64) throws(SQLiteError) -> [UInt8]? {
+        let pruned = try readPruned.collect { ($0.text(at: 0) ?? "", $0.int64(at: 1)) }
+        let notes = try readNotes.collect { ($0.text(at: 0) ?? "", $0.text(at: 1) ?? "", $0.int64(at: 2)) }
+        guard !pruned.isEmpty || !notes.isEmpty else { return nil }
+        let json = BatchEncoder.diagnostics(pruned: pruned, resets: notes.filter { $0.0 == "database_reset" }.map { ($0.2, $0.1) })
+        try setDiagnostics.bindText(json, at: 1)
+        try setDiagnostics.bind(batchRowID, at: 2)
+        try setDiagnostics.run()
+        try connectionExecute("DELETE FROM pruned_counts; DELETE FROM device_notes")
+        return json
+    }
+
+    /// Puts a batch's diagnostic record back, for the next batch to carry.
+    private func restoreDiagnostics(_ json: [UInt8]?) throws(SQLiteError) {
+        guard let json, let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any] else { return }
+        for (name, count) in object["pruned"] as? [String: Any] ?? [:] {
+            guard let count = (count as? NSNumber)?.int64Value else { continue }
+            try addPruned.bind(name, at: 1)
+            try addPruned.bind(count, at: 2)
+            try addPruned.run()
+        }
+        for reset in object["database_resets"] as? [[String: Any]] ?? [] {
+            try addNote.bind("database_reset", at: 1)
+            try addNote.bind(reset["reason"] as? String ?? "", at: 2)
+            try addNote.bind((reset["at"] as? NSNumber)?.int64Value ?? 0, at: 3)
+            try addNote.run()
+        }
+    }
+
+    /// Notes something the collector should hear about (a database reset), sent with the next batch.
+    func note(kind: String, detail: String, at milliseconds: Int64) throws(SQLiteError) {
+        try addNote.bind(kind, at: 1)
+        try addNote.bind(detail, at: 2)
+        try addNote.bind(milliseconds, at: 3)
+        try addNote.run()
     }
 
     /// Merges two lists, each in id order, by time (points first on ties).
@@ -156,7 +242,7 @@ final class Outbox {
     }
 
     private func encode(rowID: Int64, id: UUID, contextRowID: Int64, events: [StoredEvent], now: Int64,
-                        encoded: [[UInt8]]? = nil) throws(SQLiteError) -> OutgoingBatch {
+                        encoded: [[UInt8]]? = nil, diagnostics: [UInt8]?) throws(SQLiteError) -> OutgoingBatch {
         try context.bind(contextRowID, at: 1)
         let json = try context.collect { $0.text(at: 0) }.first ?? nil
         let properties = json.flatMap { try? JSONDecoder().decode(StandardProperties.self, from: Data($0.utf8)) }
@@ -172,8 +258,9 @@ final class Outbox {
             sessionInfos.append(.init(id: id, started: row?.1 ?? 0, ended: row?.2))
         }
         let eventJSON = encoded ?? events.map { BatchEncoder.event($0, session: sessionIDs[$0.sessionRowID] ?? .nilUUID) }
-        let body = BatchEncoder.batch(id: id, sentAt: now, properties: properties, sessions: sessionInfos, events: eventJSON)
-        return OutgoingBatch(rowID: rowID, id: id, events: events, body: body, encodedEvents: eventJSON)
+        let body = BatchEncoder.batch(id: id, sentAt: now, properties: properties, sessions: sessionInfos, events: eventJSON,
+                                      diagnostics: diagnostics)
+        return OutgoingBatch(rowID: rowID, id: id, events: events, body: body, encodedEvents: eventJSON, diagnostics: diagnostics)
     }
 
     /// The collector stored the batch: its events leave the device. Returns how many.
@@ -187,6 +274,7 @@ final class Outbox {
     /// The batch will be sent again in smaller pieces: its events become ready again.
     func release(_ batch: OutgoingBatch) throws(SQLiteError) {
         for table in eventTables { try table.release(batch: batch.rowID) }
+        try restoreDiagnostics(batch.diagnostics)
         try delete(batch: batch.rowID)
     }
 
@@ -204,6 +292,7 @@ final class Outbox {
             try insertQuarantine.run()
             try tables.table(for: event.kind).delete(rowID: event.rowID)
         }
+        try restoreDiagnostics(batch.diagnostics)
         try delete(batch: batch.rowID)
     }
 

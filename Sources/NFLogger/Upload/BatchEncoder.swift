@@ -48,7 +48,7 @@ enum BatchEncoder {
 
     /// The whole batch: envelope, context with its sessions, and the already encoded events.
     static func batch(id: UUID, sentAt: Int64, properties: StandardProperties, sessions: [SessionInfo],
-                      events: [[UInt8]]) -> [UInt8] {
+                      events: [[UInt8]], diagnostics: [UInt8]? = nil) -> [UInt8] {
         var out = JSONWriter(capacity: events.reduce(512) { $0 + $1.count + 1 }, maxBytes: .max)
         out.writeLiteral("{")
         out.writeKey("version"); out.writeInteger(Int64(WireProtocol.version))
@@ -77,6 +77,27 @@ enum BatchEncoder {
         for (index, event) in events.enumerated() {
             if index > 0 { out.writeLiteral(",") }
             out.writeRaw(event)
+        }
+        out.writeLiteral("]")
+        if let diagnostics { out.writeLiteral(","); out.writeKey("diagnostics"); out.writeRaw(diagnostics) }
+        out.writeLiteral("}")
+        return out.bytes
+    }
+
+    /// The diagnostic record: events the device dropped, by name, and database resets.
+    static func diagnostics(pruned: [(name: String, count: Int64)], resets: [(at: Int64, reason: String)]) -> [UInt8] {
+        var out = JSONWriter(capacity: 64 + pruned.count * 24, maxBytes: .max)
+        out.writeLiteral("{"); out.writeKey("pruned"); out.writeLiteral("{")
+        for (index, entry) in pruned.enumerated() {
+            if index > 0 { out.writeLiteral(",") }
+            out.writeString(entry.name); out.writeLiteral(":"); out.writeInteger(entry.count)
+        }
+        out.writeLiteral("}")
+        out.writeLiteral(","); out.writeKey("database_resets"); out.writeLiteral("[")
+        for (index, reset) in resets.enumerated() {
+            if index > 0 { out.writeLiteral(",") }
+            out.writeLiteral("{"); out.writeKey("at"); out.writeInteger(reset.at)
+            out.writeLiteral(","); out.writeKey("reason"); out.writeString(reset.reason); out.writeLiteral("}")
         }
         out.writeLiteral("]}")
         return out.bytes
