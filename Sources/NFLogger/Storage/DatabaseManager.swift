@@ -58,6 +58,61 @@ final class DatabaseManager {
     private func openDatabase() throws(SQLiteError) -> Open {
         if let open { return open }
         if isClosed { throw SQLiteError(code: 21, message: "the database was closed with the logger") }
+        do {
+            return try openFile()
+        } catch where Self.isCorruption(error) {
+            // A damaged file is moved aside, never deleted, and a fresh database takes its place.
+            let reset = quarantineDamagedFile(because: error)
+            let opened = try openFile()
+            try opened.connection.transaction { () throws(SQLiteError) in
+                try opened.outbox.note(kind: "database_reset", detail: reset, at: Int64(Date().timeIntervalSince1970 * 1000))
+            }
+            return opened
+        }
+    }
+
+    /// The errors that mean the file itself is damaged (as opposed to full, busy or unreadable).
+    static func isCorruption(_ error: SQLiteError) -> Bool {
+        error.primaryCode == 11 /* CORRUPT */ || error.primaryCode == 26 /* NOTADB */ || error.message.hasPrefix("quick_check: ")
+    }
+
+    /// A reset found while writing, to note in the fresh database once it is open.
+    private var pendingResetNote: String?
+
+    /// The database files moved aside by corruption, for diagnostics.
+    private(set) var quarantinedFiles: [String] = []
+
+    /// Moves the damaged database (and its log) to `<path>.corrupt-<UTC time>`, counting what it
+    /// held if it still can. Returns the reason to report.
+    private func quarantineDamagedFile(because error: SQLiteError) -> String {
+        dropConnection()
+        let lost = Self.countEventsIfReadable(path)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss.SSS'Z'"
+        let aside = path + ".corrupt-" + formatter.string(from: Date())
+        let files = FileManager.default
+        for suffix in ["", "-wal"] where files.fileExists(atPath: path + suffix) {
+            try? files.moveItem(atPath: path + suffix, toPath: aside + suffix)
+        }
+        try? files.removeItem(atPath: path + "-shm")  // derived from the WAL; rebuilt on open
+        quarantinedFiles.append(aside)
+        var reason = "the database was damaged (\(error.message)); moved aside to \((aside as NSString).lastPathComponent)"
+        if let lost { reason += "; it held \(lost) events" }
+        lastError = StorageError(SQLiteError(code: error.code, message: reason))
+        return reason
+    }
+
+    /// How many events a damaged file still lets us count, if any.
+    private static func countEventsIfReadable(_ path: String) -> Int? {
+        guard let connection = try? SQLiteConnection(path: path, busyTimeoutMilliseconds: 100),
+              let points = try? connection.scalarInt("SELECT count(*) FROM point_events"),
+              let spans = try? connection.scalarInt("SELECT count(*) FROM span_events") else { return nil }
+        return Int(points + spans)
+    }
+
+    private func openFile() throws(SQLiteError) -> Open {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
             do {
@@ -72,6 +127,9 @@ final class DatabaseManager {
             try connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
         }
         try connection.enableWriteAheadLog()
+        if let problem = try connection.scalarText("PRAGMA quick_check(1)"), problem != "ok" {
+            throw SQLiteError(code: 11, message: "quick_check: \(problem)")
+        }
         // After a checkpoint, the log file is cut back to this size instead of staying at its peak.
         try connection.execute("PRAGMA journal_size_limit = \(min(4 << 20, limits.maxBytes / 8))")
         try Schema.migrate(connection)
@@ -82,6 +140,12 @@ final class DatabaseManager {
                           pruner: try Pruner(connection: connection, path: path))
         try connection.transaction { () throws(SQLiteError) in try registerProcess(opened) }
         storedEvents = try opened.pruner.storedEvents()
+        if let note = pendingResetNote {
+            try connection.transaction { () throws(SQLiteError) in
+                try opened.outbox.note(kind: "database_reset", detail: note, at: Int64(Date().timeIntervalSince1970 * 1000))
+            }
+            pendingResetNote = nil
+        }
         open = opened
         return opened
     }
@@ -149,6 +213,12 @@ final class DatabaseManager {
             return statuses
         } catch {
             forgetUncommittedRowIDs()
+            if Self.isCorruption(error) {
+                // Damaged while open: move it aside now; the next write starts a fresh file.
+                _ = quarantineDamagedFile(because: error)
+                pendingResetNote = lastError?.message
+                return Array(repeating: .failed(.storage(StorageError(error))), count: requests.count)
+            }
             if requests.count > 1 && error.isAboutOneRow {
                 return requests.map { write(CollectionOfOne($0))[0] }
             }
