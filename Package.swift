@@ -62,10 +62,16 @@ let package = Package(
             ],
             path: "Demo"
         ),
+        // Spawned by the durability tests (kill -9, a full disk, a million events offline).
+        .executableTarget(
+            name: "nflog-crash-child",
+            dependencies: ["NFLogger", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tests/CrashChild"
+        ),
         .testTarget(name: "NFLoggerTests", dependencies: ["NFLogger", "NFLogSupport", "CSQLite"]),
         .testTarget(name: "NFLogCollectorTests", dependencies: ["NFLogCollector", "NFLoggerTesting", "NFLogger", "NFLogSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport",
+            "NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport", "nflog-crash-child",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
     ]

@@ -160,14 +160,17 @@ struct PolicyTests {
         configuration.transport = transport
         let logger = try NFLogger(configuration: configuration)
         _ = await settledPolicy(logger)
-        logger.mode = .disabled  // the app's choice stands while the policy does not change
+        logger.mode = .disabled  // the app's choice (a user's opt-out) stands, whatever the policy does
         #expect(await logger.refreshPolicy() == .unchanged)
         #expect(transport.policyStatuses.last == 304)
         #expect(logger.mode == .disabled)
         try policies.serve(#"{"version":1,"mode":"specific","rules":{"allow":["ui.*"]}}"#)
         #expect(await logger.refreshPolicy() == .applied)
         #expect(transport.policyStatuses.last == 200)
+        #expect(await logger.logEvent(name: "ui.tap") == .disabled)
+        logger.mode = .active  // the user opts back in: the policy's specific mode still restricts
         #expect(await logger.logEvent(name: "net.call") == .filtered(.notSelected))
+        #expect(await logger.logEvent(name: "ui.tap").isRecorded)
         await logger.close()
         await collector.stop()
     }

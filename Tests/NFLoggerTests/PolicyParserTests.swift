@@ -150,20 +150,44 @@ struct PolicyBehaviourTests {
         #expect(try decide(state, "net.call") == .filter(.notSelected))
     }
 
-    @Test("The app's mode replaces the policy's, but the policy's deny rules stay")
-    func appModeKeepsPolicyRules() throws {
-        var state = FacadeState(mode: .active, policy: try policy(#"{"version":1,"mode":"disabled","rules":{"deny":["debug.**"]}}"#), samplingSeed: 1)
-        #expect(try decide(state, "ui.tap") == .disable)
+    @Test("The app's mode and the policy's combine: the more restrictive wins, and the policy's rules stay")
+    func appAndPolicyModes() throws {
+        // An operator's kill switch survives the app setting active.
+        var state = FacadeState(mode: .active, policy: try policy(#"{"version":1,"mode":"disabled"}"#), samplingSeed: 1)
         state.setMode(.active)
+        #expect(try decide(state, "ui.tap") == .disable)
+        // A user's opt-out survives any policy that arrives later.
+        state = FacadeState(mode: .active, policy: nil, samplingSeed: 1)
+        state.setMode(.disabled)
+        state.apply(try policy(#"{"version":1,"mode":"active"}"#))
+        #expect(try decide(state, "ui.tap") == .disable)
+        #expect(state.mode == .disabled)
+        // Both specific: both allow lists must select; the policy's deny applies to the app's choice.
+        state = FacadeState(mode: .active, policy: try policy(#"{"version":1,"mode":"specific","rules":{"allow":["ui.**"],"deny":["ui.secret"]}}"#), samplingSeed: 1)
+        state.setMode(.specific(try EventRules(allow: ["ui.tap", "ui.secret", "net.*"])))
         #expect(try decide(state, "ui.tap") == .record)
-        #expect(try decide(state, "debug.dump") == .filter(.denied))
+        #expect(try decide(state, "ui.scroll") == .filter(.notSelected))   // the app does not select it
+        #expect(try decide(state, "net.call") == .filter(.notSelected))    // the policy does not select it
+        #expect(try decide(state, "ui.secret") == .filter(.denied))
+        // Reading the mode gives back what the app set, so setting it again changes nothing.
+        let before = state.mode
+        state.setMode(before)
+        #expect(state.mode == before)
+        #expect(try decide(state, "ui.secret") == .filter(.denied))
+    }
+
+    @Test("The operator's sampling rate is not overridden by the app's rules")
+    func policySamplingFirst() throws {
+        var state = FacadeState(mode: .active, policy: try policy(#"{"version":1,"mode":"active","rules":{"sampling":[{"pattern":"net.**","rate":0}]}}"#), samplingSeed: 7)
+        state.setMode(.specific(try EventRules(allow: ["net.**"], sampling: [("net.**", 1.0)])))
+        #expect(try decide(state, "net.call") == .filter(.sampledOut))
     }
 
     @Test("Below the minimum SDK version everything is filtered with that reason")
     func minimumVersion() throws {
         let state = FacadeState(mode: .active, policy: try policy(#"{"version":1,"mode":"active","min_sdk_version":"99.0"}"#), samplingSeed: 1)
         #expect(try decide(state, "ui.tap") == .filter(.sdkBelowMinimumVersion))
-        #expect(state.behaviour.admitSpanEnd() == .filter(.sdkBelowMinimumVersion))
+        #expect(state.behaviour.admitSpanEnd(context: state.context) == .filter(.sdkBelowMinimumVersion))
         let current = FacadeState(mode: .active, policy: try policy(#"{"version":1,"mode":"active","min_sdk_version":"\#(NFLogger.sdkVersion)"}"#), samplingSeed: 1)
         #expect(try decide(current, "ui.tap") == .record)
     }
@@ -174,11 +198,12 @@ struct PolicyBehaviourTests {
         #expect(try decide(state, "ui.tap") == .record)
         state.setLocation((10.0003, 20.0))  // ~33 m away
         #expect(try decide(state, "ui.tap") == .filter(.insidePrivacyZone))
+        #expect(state.behaviour.admitSpanEnd(context: state.context) == .filter(.insidePrivacyZone))
         #expect(try decide(state, "not a valid name") == .filter(.insidePrivacyZone))  // not even looked at
         state.setLocation((10.01, 20.0))    // ~1.1 km away
         #expect(try decide(state, "ui.tap") == .record)
         state.setLocation((10.0, 20.0))
-        state.apply(nil, fallbackMode: .active)  // the policy (and its zones) gone
+        state.apply(nil)  // the policy (and its zones) gone
         #expect(try decide(state, "ui.tap") == .record)
     }
 }

@@ -11,8 +11,11 @@ struct ActiveBehaviour: LogBehaviour {
             try EventName.validateName(name)
             return .record
         }
-        return try AdmissionChecks.admit(name: name, context: context, rules: rules, requireAllow: false)
+        return try AdmissionChecks.admit(name: name, context: context, rules: rules, allowLists: [])
     }
 
-    func admitSpanEnd() -> Admission { .record }
+    /// A span's end follows its start, except inside a privacy zone, where nothing is recorded.
+    func admitSpanEnd(context: AdmissionContext) -> Admission {
+        context.insidePrivacyZone ? .filter(.insidePrivacyZone) : .record
+    }
 }

@@ -13,7 +13,7 @@ struct DisabledBehaviour: LogBehaviour {
         reason.map { .filter($0) } ?? .disable
     }
 
-    func admitSpanEnd() -> Admission {
+    func admitSpanEnd(context: AdmissionContext) -> Admission {
         reason.map { .filter($0) } ?? .disable
     }
 }

@@ -52,10 +52,6 @@ public struct EventRules: Sendable, Equatable {
         sampling.first { $0.pattern.matches(name) }?.rate ?? 1
     }
 
-    /// These rules' deny and sampling lists added to another set's (the policy's to the app's).
-    func adding(denyAndSamplingOf other: EventRules) -> EventRules {
-        EventRules(allow: allow, deny: deny + other.deny, sampling: sampling + other.sampling)
-    }
 }
 
 /// A share of installs (0…1) that record events whose names match a pattern.

@@ -26,18 +26,19 @@ protocol LogBehaviour: Sendable {
     /// the decision depends on it.
     func admit(name: String, context: AdmissionContext) throws(NFLoggerError) -> Admission
     /// Decides about the end of a span whose start was recorded.
-    func admitSpanEnd() -> Admission
+    func admitSpanEnd(context: AdmissionContext) -> Admission
 }
 
 /// The checks active and specific mode share, in order: privacy zone, a valid name, deny list,
 /// (specific mode's allow list,) sampling.
 enum AdmissionChecks {
-    static func admit(name: String, context: AdmissionContext, rules: EventRules, requireAllow: Bool) throws(NFLoggerError) -> Admission {
+    static func admit(name: String, context: AdmissionContext, rules: EventRules, allowLists: [[TagPattern]]) throws(NFLoggerError) -> Admission {
         // Inside a privacy zone the event is not even looked at.
         if context.insidePrivacyZone { return .filter(.insidePrivacyZone) }
         try EventName.validateName(name)
         if !rules.deny.isEmpty && rules.denies(name) { return .filter(.denied) }
-        if requireAllow && !rules.selects(name) { return .filter(.notSelected) }
+        // Each allow list in force (the app's, the policy's) must select the name.
+        for allow in allowLists where !allow.contains(where: { $0.matches(name) }) { return .filter(.notSelected) }
         if !rules.sampling.isEmpty {
             let rate = rules.samplingRate(for: name)
             if !Sampling.isSampledIn(seed: context.samplingSeed, name: name, rate: rate) { return .filter(.sampledOut) }
@@ -47,12 +48,28 @@ enum AdmissionChecks {
 }
 
 /// The behaviour for a mode, with the policy's deny and sampling rules (which apply in active and
-/// specific mode alike) and whether the SDK is below the policy's minimum version.
+/// specific mode alike, ahead of the app's) and whether the SDK is below the policy's minimum version.
 func makeBehaviour(for mode: LogMode, policyRules: EventRules = .none, sdkBelowMinimum: Bool = false) -> any LogBehaviour {
+    makeBehaviour(base: mode, app: nil, policyRules: policyRules, sdkBelowMinimum: sdkBelowMinimum)
+}
+
+/// The behaviour for a baseline mode and the app's choice combined: the more restrictive wins.
+func makeBehaviour(base: LogMode, app: LogMode?, policyRules: EventRules, sdkBelowMinimum: Bool) -> any LogBehaviour {
     if sdkBelowMinimum { return DisabledBehaviour(reason: .sdkBelowMinimumVersion) }
-    switch mode {
-    case .disabled: return DisabledBehaviour()
-    case .active: return ActiveBehaviour(rules: EventRules.none.adding(denyAndSamplingOf: policyRules))
-    case .specific(let rules): return SpecificBehaviour(rules: rules.adding(denyAndSamplingOf: policyRules))
+    var allowLists: [[TagPattern]] = []
+    var appRules = EventRules.none
+    for mode in [base, app].compactMap({ $0 }) {
+        switch mode {
+        case .disabled: return DisabledBehaviour()
+        case .active: break
+        case .specific(let rules):
+            allowLists.append(rules.allow)
+            appRules = EventRules(allow: [TagPattern](), deny: appRules.deny + rules.deny, sampling: appRules.sampling + rules.sampling)
+        }
     }
+    // The operator's deny and sampling rules come first: a policy's rate is never overridden.
+    let rules = EventRules(allow: [TagPattern](), deny: policyRules.deny + appRules.deny,
+                           sampling: policyRules.sampling + appRules.sampling)
+    if allowLists.isEmpty { return ActiveBehaviour(rules: rules) }
+    return SpecificBehaviour(allowLists: allowLists, rules: rules, mode: app ?? base)
 }

@@ -31,6 +31,12 @@ public struct Diagnostics: Sendable, CustomStringConvertible {
     public let lastUploadError: UploadError?
     /// When the next upload will be tried after a failure.
     public let nextUploadAttempt: Date?
+    /// Events the rolling database dropped (oldest or lowest priority first, beyond its limits)
+    /// since the logger started; the counts by name go to the collector with the next batch.
+    public let prunedEvents: Int
+    /// Spans closed as abandoned (their process crashed, or they passed the span timeout)
+    /// since the logger started.
+    public let abandonedSpans: Int
     /// The policy in force: where it came from, and how the last check went.
     public let policy: PolicyStatus
     /// The last storage error, if the last write failed.
@@ -43,6 +49,7 @@ public struct Diagnostics: Sendable, CustomStringConvertible {
             "mode: \(mode)",
             "calls: \(recorded) recorded, \(filtered) filtered, \(disabled) disabled, \(failed) failed",
             "stored: \(storedPointEvents) point events, \(storedSpanEvents) spans (\(openSpans) open) in \(databasePath)",
+            "pruned: \(prunedEvents) events dropped by the limits, \(abandonedSpans) spans abandoned",
             "upload: \(uploadedEvents) events in \(uploadedBatches) batches, \(waitingForUpload) waiting, \(retriedUploads) retries, \(quarantinedEvents) quarantined",
         ]
         if let lastUploadError { lines.append("last upload error: \(lastUploadError)") }

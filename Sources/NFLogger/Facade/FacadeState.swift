@@ -1,33 +1,45 @@
 import Synchronization
 
 /// Everything a logging call reads before it decides, kept under one lock in the facade: the
-/// behaviour (built from the mode and the policy), and the privacy-zone verdict for the app's
+/// behaviour (built from the modes and the policy), and the privacy-zone verdict for the app's
 /// last location. Changing any input rebuilds the derived values in the same critical section.
+///
+/// Three inputs decide the mode:
+/// - the configuration's mode, the baseline when no policy is in force;
+/// - the policy's mode, which replaces that baseline while the policy is in force;
+/// - the app's own choice at runtime (``NFLogger/mode``), combined with the other two so that the
+///   more restrictive wins: a user's opt-out survives any policy, and an operator's kill switch
+///   survives any app setting.
 struct FacadeState {
-    private(set) var mode: LogMode
+    private(set) var configuredMode: LogMode
+    private(set) var appMode: LogMode?
     private(set) var policy: Policy?
     private(set) var behaviour: any LogBehaviour
     private(set) var location: (latitude: Double, longitude: Double)?
     private(set) var context: AdmissionContext
 
     init(mode: LogMode, policy: Policy?, samplingSeed: UInt64) {
-        self.mode = policy?.logMode ?? mode
+        self.configuredMode = mode
         self.policy = policy
         self.behaviour = DisabledBehaviour()
         self.context = AdmissionContext(insidePrivacyZone: false, samplingSeed: samplingSeed)
         rebuild()
     }
 
-    /// The app chose a mode; the policy's deny, sampling, zones and minimum version still apply.
+    /// The mode the app sees: its own choice, or else the baseline (the policy's or the configuration's).
+    var mode: LogMode { appMode ?? baseMode }
+
+    private var baseMode: LogMode { policy?.logMode ?? configuredMode }
+
+    /// The app chose a mode; it stands until the app chooses again.
     mutating func setMode(_ mode: LogMode) {
-        self.mode = mode
+        appMode = mode
         rebuild()
     }
 
-    /// A policy took effect (or, with `nil`, none is in force and `fallbackMode` applies).
-    mutating func apply(_ policy: Policy?, fallbackMode: LogMode) {
+    /// A policy took effect (or, with `nil`, none is in force).
+    mutating func apply(_ policy: Policy?) {
         self.policy = policy
-        self.mode = policy?.logMode ?? fallbackMode
         rebuild()
     }
 
@@ -37,7 +49,7 @@ struct FacadeState {
     }
 
     private mutating func rebuild() {
-        behaviour = makeBehaviour(for: mode, policyRules: policy?.sharedRules ?? .none,
+        behaviour = makeBehaviour(base: baseMode, app: appMode, policyRules: policy?.sharedRules ?? .none,
                                   sdkBelowMinimum: policy?.excludesThisSDK ?? false)
         if let location, let zones = policy?.privacyZones, !zones.isEmpty {
             context.insidePrivacyZone = zones.contains { $0.contains(latitude: location.latitude, longitude: location.longitude) }

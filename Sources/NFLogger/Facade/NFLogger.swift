@@ -95,13 +95,17 @@ public final class NFLogger: Sendable {
 
     // MARK: Mode
 
-    /// The current mode. Setting it swaps the behaviour atomically: every call made after the
-    /// assignment returns obeys the new mode, and no call in flight is lost or completed twice.
+    /// The app's choice of mode (or, until it makes one, the policy's or the configuration's).
+    /// Setting it swaps the behaviour atomically: every call made after the assignment returns
+    /// obeys the new mode, and no call in flight is lost or completed twice.
     ///
-    /// The mode stands until the next policy takes effect. The policy's deny and sampling rules,
-    /// privacy zones and minimum SDK version apply whatever the mode.
+    /// The app's choice stands until the app chooses again, and combines with the policy's mode
+    /// so that the more restrictive wins: `.disabled` set by the app (a user's opt-out) survives
+    /// any policy, and a policy's `disabled` (an operator's kill switch) survives any app
+    /// setting; with both in specific mode, a name must be selected by both. The policy's deny and
+    /// sampling rules, privacy zones and minimum SDK version apply whatever the mode.
     public var mode: LogMode {
-        get { store.mutex.withLock { $0.behaviour.mode } }
+        get { store.mutex.withLock { $0.mode } }
         set {
             store.mutex.withLock { $0.setMode(newValue) }
             configuration.logger.debug("mode changed", metadata: ["mode": "\(newValue)"])
@@ -136,7 +140,7 @@ public final class NFLogger: Sendable {
     /// atomically and the upload settings change for what follows.
     private static func apply(_ policy: Policy?, to store: FacadeStateStore, requests: RequestManager, configuration: Configuration) {
         let effective = policy ?? configuration.defaultPolicy
-        store.mutex.withLock { $0.apply(effective, fallbackMode: configuration.mode) }
+        store.mutex.withLock { $0.apply(effective) }
         requests.apply(effective)
     }
 
@@ -201,7 +205,8 @@ public final class NFLogger: Sendable {
     /// with this id was recorded, or ``NFLoggerError/spanAlreadyEnded(_:)``; the last two change
     /// nothing.
     public func endEvent(id: UUID, parameters: [String: Any] = [:], completion: LogCompletion? = nil) {
-        switch currentBehaviour.admitSpanEnd() {
+        let (behaviour, context) = store.mutex.withLock { ($0.behaviour, $0.context) }
+        switch behaviour.admitSpanEnd(context: context) {
         case .disable: return completions.finish(.disabled, completion)
         case .filter(let reason): return completions.finish(.filtered(reason), completion)
         case .record: break
@@ -247,7 +252,7 @@ public final class NFLogger: Sendable {
     /// Reports what the logger has done and what its database holds, once every call made
     /// before this one has been written.
     public func diagnostics(completion: @escaping @Sendable (Diagnostics) -> Void) {
-        let mode = self.mode
+        let mode = currentBehaviour.mode
         let completions = self.completions
         let requests = self.requests
         let policy = policyManager?.currentStatus
@@ -263,7 +268,8 @@ public final class NFLogger: Sendable {
                 openSpans: stored?.openSpans ?? 0, waitingForUpload: outbox?.0 ?? 0,
                 uploadedEvents: uploader?.uploadedEvents ?? 0, uploadedBatches: uploader?.uploadedBatches ?? 0,
                 retriedUploads: uploader?.retriedAttempts ?? 0, quarantinedEvents: outbox?.1 ?? 0,
-                lastUploadError: uploader?.lastError, nextUploadAttempt: uploader?.nextAttempt, policy: policy,
+                lastUploadError: uploader?.lastError, nextUploadAttempt: uploader?.nextAttempt,
+                prunedEvents: database.prunedEvents, abandonedSpans: database.abandonedSpans, policy: policy,
                 lastStorageError: database.lastError, databasePath: database.path)
             completions.queue.async { completion(snapshot) }
         }

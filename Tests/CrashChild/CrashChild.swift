@@ -1,0 +1,154 @@
+import ArgumentParser
+import Foundation
+import NFLogger
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child process for the durability tests: it logs, uploads, gets killed, fills a disk.
+/// Not part of the product; the end-to-end tests build and spawn it.
+@main
+struct CrashChild: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "nflog-crash-child",
+        subcommands: [Log.self, Flush.self, Fill.self, Offline.self])
+}
+
+struct Common: ParsableArguments {
+    @Option var db: String
+    @Option var collector: String?
+    @Option var maxRows: Int?
+
+    func configuration() -> Configuration {
+        var configuration = Configuration(databaseURL: URL(fileURLWithPath: db), appID: "com.example.crash", appVersion: "1.0")
+        if let collector, let url = URL(string: collector) {
+            configuration.uploadURL = url.appendingPathComponent("v1/events")
+            configuration.appKey = "dev-key"
+        }
+        configuration.upload.interval = .milliseconds(50)
+        configuration.upload.countThreshold = 50
+        configuration.upload.batchMaxEvents = 100
+        configuration.upload.initialBackoff = .milliseconds(20)
+        configuration.upload.maxBackoff = .milliseconds(200)
+        if let maxRows { configuration.limits.maxStoredEvents = maxRows }
+        return configuration
+    }
+}
+
+/// Appends receipts with one write(2) per line, so a kill leaves at most one partial line.
+final class Receipts: @unchecked Sendable {
+    // @unchecked: only written from the logger's serial completion queue.
+    private let fd: Int32
+    init(path: String) { fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0o644) }
+    func add(_ id: UUID) {
+        let line = Array((id.uuidString.lowercased() + "\n").utf8)
+        _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+}
+
+/// Logs points and spans until killed; every `.recorded` completion appends the uuid to the receipts.
+struct Log: AsyncParsableCommand {
+    @OptionGroup var common: Common
+    @Option var receipts: String
+
+    func run() async throws {
+        let logger = try NFLogger(configuration: common.configuration())
+        let receipts = Receipts(path: receipts)
+        let keep: LogCompletion = { status in if case .recorded(let id) = status { receipts.add(id) } }
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        var index = 0
+        while true {
+            logger.logEvent(name: "crash.point", parameters: ["index": index], completion: keep)
+            if index % 10 == 0 {
+                let span = logger.startEvent(name: "crash.span", parameters: ["index": index], completion: keep)
+                if index % 20 == 0 { span.end(completion: keep) }  // the other half may be open when killed
+            }
+            index += 1
+            if index % 50 == 0 { try await Task.sleep(for: .milliseconds(2)) }
+        }
+    }
+}
+
+/// Delivers everything stored, then prints what the logger knows as JSON and exits.
+struct Flush: AsyncParsableCommand {
+    @OptionGroup var common: Common
+
+    func run() async throws {
+        let logger = try NFLogger(configuration: common.configuration())
+        let start = ContinuousClock.now
+        var result = await logger.flush()
+        while (result.remainingEvents > 0 || result.error != nil) && ContinuousClock.now - start < .seconds(60) {
+            try await Task.sleep(for: .milliseconds(50))
+            result = await logger.flush()
+        }
+        let diagnostics = await logger.diagnostics()
+        await logger.close()
+        print(#"{"remaining":\#(result.remainingEvents),"uploaded":\#(diagnostics.uploadedEvents),"pruned":\#(diagnostics.prunedEvents)}"#)
+        if result.remainingEvents > 0 { throw ExitCode.failure }
+    }
+}
+
+/// Logs under a file-size limit (a full disk), then lifts it and logs again.
+struct Fill: AsyncParsableCommand {
+    @OptionGroup var common: Common
+    @Option var fileSizeLimit: Int
+
+    func run() async throws {
+        signal(SIGXFSZ, SIG_IGN)  // a write past the limit fails with EFBIG instead of killing us
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
+        let original = limit.rlim_cur
+        limit.rlim_cur = rlim_t(fileSizeLimit)
+        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
+        let logger = try NFLogger(configuration: common.configuration())
+        var recordedBefore = 0, storageFailures = 0, otherFailures = 0
+        for index in 0..<4_000 {
+            switch await logger.logEvent(name: "fill.point", parameters: ["index": index, "pad": String(repeating: "x", count: 400)]) {
+            case .recorded: recordedBefore += 1
+            case .failed(.storage): storageFailures += 1
+            default: otherFailures += 1
+            }
+        }
+        limit.rlim_cur = original  // space comes back
+        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
+        var recordedAfter = 0
+        for index in 0..<100 {
+            if (await logger.logEvent(name: "fill.after", parameters: ["index": index])).isRecorded { recordedAfter += 1 }
+        }
+        let stored = await logger.diagnostics().storedPointEvents
+        await logger.close()
+        print(#"{"recorded_before":\#(recordedBefore),"storage_failures":\#(storageFailures),"other_failures":\#(otherFailures),"recorded_after":\#(recordedAfter),"stored":\#(stored)}"#)
+    }
+}
+
+/// Logs N events with the collector unreachable, then reports peak memory as JSON.
+struct Offline: AsyncParsableCommand {
+    @OptionGroup var common: Common
+    @Option var events: Int
+
+    func run() async throws {
+        var configuration = common.configuration()
+        configuration.upload.interval = .seconds(3600)  // the collector is down anyway; keep it quiet
+        let logger = try NFLogger(configuration: configuration)
+        let window = DispatchSemaphore(value: 5_000)
+        let done = DispatchSemaphore(value: 0)
+        let total = events
+        DispatchQueue.global().async {
+            for index in 0..<total {
+                window.wait()
+                logger.logEvent(name: "offline.point", parameters: ["index": index]) { _ in
+                    window.signal()
+                    if index == total - 1 { done.signal() }
+                }
+            }
+        }
+        await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { done.wait(); finished.resume() }
+        }
+        let diagnostics = await logger.diagnostics()
+        await logger.close()
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        print(#"{"recorded":\#(diagnostics.recorded),"stored":\#(diagnostics.storedPointEvents),"pruned":\#(diagnostics.prunedEvents),"peak_rss_kb":\#(usage.ru_maxrss)}"#)
+    }
+}
