@@ -1,6 +1,9 @@
 import ArgumentParser
 import Crypto
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import NFLogCollector
 
@@ -104,14 +107,16 @@ struct Keygen: ParsableCommand {
     var privateKey: String
 
     func run() throws {
-        guard !FileManager.default.fileExists(atPath: privateKey) else {
-            throw ValidationError("\(privateKey) exists; refusing to overwrite a key")
-        }
         let key = Curve25519.Signing.PrivateKey()
-        guard FileManager.default.createFile(atPath: privateKey, contents: Data(key.rawRepresentation.base64EncodedString().utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
-            throw ValidationError("cannot write \(privateKey)")
+        // O_EXCL: never overwrite a key (nor follow a file created meanwhile); 0600 from the start.
+        let fd = open(privateKey, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else {
+            throw ValidationError(errno == EEXIST ? "\(privateKey) exists; refusing to overwrite a key" : "cannot create \(privateKey)")
         }
+        let text = Array(key.rawRepresentation.base64EncodedString().utf8)
+        let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        guard written == text.count else { throw ValidationError("cannot write \(privateKey)") }
         print("private key written to \(privateKey)")
         print("public key (base64, for Configuration.policyPublicKey / \"policy_public_key\"): \(key.publicKey.rawRepresentation.base64EncodedString())")
     }

@@ -228,7 +228,7 @@ struct DeliveryTests {
         let result = await logger.flush()
         keepLogging.cancel()
         #expect(result.error == nil && result.uploadedEvents >= 20)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(30))  // ~40 ms alone; before the watermark it never completed
         await logger.close()
         await collector.stop()
     }

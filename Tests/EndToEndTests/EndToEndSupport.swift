@@ -27,6 +27,7 @@ func configuration(_ scratch: Scratch, collector url: URL, transport: (any HTTPT
     configuration.upload.initialBackoff = .milliseconds(20)
     configuration.upload.maxBackoff = .milliseconds(200)
     configuration.limits.maxPendingEvents = 200_000
+    configuration.limits.maxStoredEvents = 10_000_000  // these tests are about delivery, not pruning
     return configuration
 }
 

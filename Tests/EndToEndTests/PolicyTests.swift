@@ -115,34 +115,47 @@ struct PolicyTests {
         #expect(await settledPolicy(logger) != .failed(.notConfigured))
         try policies.serve(#"{"version":1,"mode":"disabled"}"#)
 
-        let threads = 8, perThread = 3_000, total = threads * perThread
-        let calls = Mutex<(done: Int, recorded: Int, disabled: Int, recordedAfterSwitch: Int)>((0, 0, 0, 0))
+        // Each thread logs 2,000 calls, then keeps logging until the switch has happened, then
+        // 300 more: calls begin before, during and after the switch.
+        let threads = 8
+        let calls = Mutex<(started: Int, done: Int, recorded: Int, disabled: Int, backpressure: Int, recordedAfterSwitch: Int, afterSwitch: Int)>((0, 0, 0, 0, 0, 0, 0))
         let switched = Atomic<Bool>(false)
-        await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
+        let refreshed: PolicyUpdate = await withCheckedContinuation { (refresh: CheckedContinuation<PolicyUpdate, Never>) in
             logger.refreshPolicy { update in
-                #expect(update == .applied)
                 switched.store(true, ordering: .sequentiallyConsistent)
+                refresh.resume(returning: update)
             }
             DispatchQueue.global().async {
                 DispatchQueue.concurrentPerform(iterations: threads) { _ in
-                    for _ in 0..<perThread {
-                        let afterSwitch = switched.load(ordering: .sequentiallyConsistent)
+                    var index = 0, afterSwitch = 0
+                    while index < 2_000 || afterSwitch < 300 {
+                        let begunAfterSwitch = switched.load(ordering: .sequentiallyConsistent)
+                        if begunAfterSwitch { afterSwitch += 1 }
+                        calls.withLock { $0.started += 1; if begunAfterSwitch { $0.afterSwitch += 1 } }
                         logger.logEvent(name: "load.event") { status in
-                            let last = calls.withLock { state -> Bool in
+                            calls.withLock { state in
                                 state.done += 1
-                                if status.isRecorded { state.recorded += 1; if afterSwitch { state.recordedAfterSwitch += 1 } }
+                                if status.isRecorded { state.recorded += 1; if begunAfterSwitch { state.recordedAfterSwitch += 1 } }
                                 if status == .disabled { state.disabled += 1 }
-                                return state.done == total
+                                if case .failed(.backpressure) = status { state.backpressure += 1 }
                             }
-                            if last { finished.resume() }
                         }
-                        if Int.random(in: 0..<500) == 0 { usleep(200) }
+                        index += 1
+                        if index % 500 == 0 { usleep(200) }
                     }
                 }
             }
         }
+        #expect(refreshed == .applied)
+        // Let every completion arrive.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while calls.withLock({ $0.done < $0.started || $0.afterSwitch < threads * 300 }) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .milliseconds(100))
         let result = calls.withLock { $0 }
-        #expect(result.done == total && result.recorded + result.disabled == total)
+        #expect(result.done == result.started && result.recorded + result.disabled + result.backpressure == result.done)
+        #expect(result.afterSwitch >= threads * 300)
         #expect(result.recordedAfterSwitch == 0, "a call begun after the policy took effect was recorded")
         #expect(await logger.diagnostics().storedPointEvents == result.recorded)
         await logger.close()
@@ -208,6 +221,42 @@ struct PolicyTests {
         #expect(await logger.logEvent(name: "net.call") == .filtered(.notSelected))
         #expect(await logger.diagnostics().policy.lastError == error)
         await logger.close()
+        await collector.stop()
+    }
+
+    @Test("When the collector stops serving a policy (404), the default applies again and the cache goes")
+    func withdrawn() async throws {
+        let policies = PolicyDirectory()
+        try policies.serve(#"{"version":1,"mode":"disabled"}"#)
+        let collector = try await startCollector(policies)
+        let scratch = Scratch()
+        let logger = try NFLogger(configuration: policyConfiguration(scratch, collector))
+        _ = await settledPolicy(logger)
+        #expect(await logger.logEvent(name: "ui.tap") == .disabled)
+        let cache = scratch.databaseURL.deletingLastPathComponent().appendingPathComponent("events.sqlite.policy.json")
+        #expect(FileManager.default.fileExists(atPath: cache.path))
+        try FileManager.default.removeItem(at: policies.url.appendingPathComponent("default.json"))
+        #expect(await logger.refreshPolicy() == .notServed)
+        #expect(logger.policy == nil)
+        #expect(await logger.logEvent(name: "ui.tap").isRecorded)
+        #expect(!FileManager.default.fileExists(atPath: cache.path))
+        await logger.close()
+        #expect(await logger.refreshPolicy() == .failed(.closed))  // answered at once, not left waiting
+        await collector.stop()
+    }
+
+    @Test("An unreadable per-app policy file is a 500 with its name, never a silent fallback to the default")
+    func unreadablePolicyFile() async throws {
+        let policies = PolicyDirectory()
+        try policies.serve(#"{"version":1,"mode":"active"}"#)
+        // A directory where the app's file should be: present, but not readable as a file.
+        try FileManager.default.createDirectory(at: policies.url.appendingPathComponent("dev.json"), withIntermediateDirectories: true)
+        let collector = try await startCollector(policies)
+        let response = try await URLSessionTransport().send(HTTPRequest(
+            url: collector.url.appendingPathComponent("v1/policy"), method: "GET",
+            headers: [WireProtocol.appKeyHeader: TestCollector.appKey], body: Data()))
+        #expect(response.status == 500)
+        #expect(String(decoding: response.body, as: UTF8.self).contains("dev.json cannot be read"))
         await collector.stop()
     }
 

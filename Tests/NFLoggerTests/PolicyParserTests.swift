@@ -78,6 +78,28 @@ struct PolicyParserTests {
         }
     }
 
+    @Test("Patterns that expand past 4,096 alternatives are refused: they would run on the app's thread")
+    func braceBomb() {
+        let group = "{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"  // 128 alternatives each
+        let deny = (0..<40).map { "\"x\($0).**.\(group)\"" }.joined(separator: ",")
+        #expect {
+            try parse(#"{"version":1,"mode":"active","rules":{"deny":[\#(deny)]}}"#)
+        } throws: { error in
+            guard case .invalidField("rules", let reason) = error as? PolicyError else { return false }
+            return reason.contains("4096")
+        }
+    }
+
+    @Test("Only UTF-8 policies are read; nulls and signed versions are refused")
+    func encodingAndNulls() throws {
+        let utf16 = try #require(#"{"version":1,"mode":"active"}"#.data(using: .utf16))
+        #expect(throws: PolicyError.invalidJSON("the policy must be UTF-8")) { try Policy.parse(utf16) }
+        #expect(throws: PolicyError.invalidField("rules", reason: "must not be null (leave the field out instead)")) {
+            try parse(#"{"version":1,"mode":"active","rules":null}"#)
+        }
+        #expect(throws: PolicyError.self) { try parse(#"{"version":1,"mode":"active","min_sdk_version":"+1.+0"}"#) }
+    }
+
     @Test("A policy over 64 KiB is refused before it is parsed")
     func tooLarge() {
         let minimal = #"{"version":1,"mode":"active"}"#

@@ -117,8 +117,8 @@ struct CollectorRoutes: Sendable {
             throw CollectorHTTPError(.notFound, message: "this collector serves no policies")
         }
         let body: Data?
-        do { body = try PolicyFiles(directory: directory).policy(for: app) } catch {
-            throw CollectorHTTPError(.internalServerError, message: "the policy file is too large to serve")
+        do { body = try PolicyFiles(directory: directory).policy(for: app) } catch let error as PolicyFileError {
+            throw CollectorHTTPError(.internalServerError, message: error.message)
         }
         guard let body else { throw CollectorHTTPError(.notFound, message: "there is no policy for this app") }
         let etag = PolicyFiles.etag(body)

@@ -13,12 +13,15 @@ struct PolicyFiles: Sendable {
         let candidates = (Self.isSafeFileName(app) ? [app + ".json"] : []) + ["default.json"]
         for name in candidates {
             let url = directory.appendingPathComponent(name)
-            guard let handle = try? FileHandle(forReadingFrom: url) else { continue }
+            // Absent means "try the next one"; present but unreadable is an error, never a
+            // silent fallback to the default policy.
+            guard FileManager.default.fileExists(atPath: url.path) else { continue }
+            let handle: FileHandle
+            do { handle = try FileHandle(forReadingFrom: url) } catch { throw PolicyFileError.unreadable(name) }
             defer { try? handle.close() }
-            let data = try handle.read(upToCount: Self.maxBytes + 1) ?? Data()
-            guard data.count <= Self.maxBytes else {
-                throw PolicyFileError.tooLarge(name)
-            }
+            let data: Data
+            do { data = try handle.read(upToCount: Self.maxBytes + 1) ?? Data() } catch { throw PolicyFileError.unreadable(name) }
+            guard data.count <= Self.maxBytes else { throw PolicyFileError.tooLarge(name) }
             return data
         }
         return nil
@@ -48,4 +51,13 @@ struct PolicyFiles: Sendable {
 
 enum PolicyFileError: Error {
     case tooLarge(String)
+    case unreadable(String)
+
+    /// For the error body: the file's name, never its path.
+    var message: String {
+        switch self {
+        case .tooLarge(let name): "the policy file \(name) is too large to serve"
+        case .unreadable(let name): "the policy file \(name) cannot be read"
+        }
+    }
 }

@@ -26,8 +26,15 @@ struct FieldReader<Failure: FieldReaderError> {
         }
     }
 
+    /// The value at `key`, `nil` if absent. A `null` is refused: optional fields are left out.
+    private func present(_ key: String) throws(Failure) -> Any? {
+        guard let value = object[key] else { return nil }
+        if value is NSNull { throw .invalid(path(key), "must not be null (leave the field out instead)") }
+        return value
+    }
+
     func string(_ key: String) throws(Failure) -> String? {
-        guard let value = object[key], !(value is NSNull) else { return nil }
+        guard let value = try present(key) else { return nil }
         guard let string = value as? String else { throw .invalid(path(key), "must be a string") }
         return string
     }
@@ -50,7 +57,7 @@ struct FieldReader<Failure: FieldReaderError> {
     }
 
     func number(_ key: String) throws(Failure) -> Double? {
-        guard let value = object[key], !(value is NSNull) else { return nil }
+        guard let value = try present(key) else { return nil }
         // JSONSerialization gives booleans as NSNumbers, which `as? Double` would accept.
         guard let boxed = value as? NSNumber, type(of: boxed) != NSNumber.booleanClass,
               case let number = boxed.doubleValue, number.isFinite else {
@@ -77,7 +84,7 @@ struct FieldReader<Failure: FieldReaderError> {
     }
 
     func stringArray(_ key: String) throws(Failure) -> [String]? {
-        guard let value = object[key], !(value is NSNull) else { return nil }
+        guard let value = try present(key) else { return nil }
         guard let array = value as? [Any], let strings = array as? [String] else {
             throw .invalid(path(key), "must be an array of strings")
         }
@@ -86,7 +93,7 @@ struct FieldReader<Failure: FieldReaderError> {
 
     /// An array of objects, each read with its index in the path (`privacy_zones[2].latitude`).
     func objects(_ key: String) throws(Failure) -> [FieldReader]? {
-        guard let value = object[key], !(value is NSNull) else { return nil }
+        guard let value = try present(key) else { return nil }
         guard let array = value as? [Any] else { throw .invalid(path(key), "must be an array of objects") }
         var readers: [FieldReader] = []
         for (index, element) in array.enumerated() {
@@ -97,7 +104,7 @@ struct FieldReader<Failure: FieldReaderError> {
     }
 
     func object(_ key: String) throws(Failure) -> FieldReader? {
-        guard let value = object[key], !(value is NSNull) else { return nil }
+        guard let value = try present(key) else { return nil }
         guard let nested = value as? [String: Any] else { throw .invalid(path(key), "must be an object") }
         return FieldReader(nested, prefix: path(key) + ".")
     }

@@ -54,7 +54,7 @@ public final class NFLogger: Sendable {
         }
         // A policy cached by an earlier run applies from the first call, before the network answers.
         let cache = PolicyCache(forDatabase: configuration.databaseURL)
-        let verifier = configuration.policyPublicKey.flatMap(PolicyVerifier.init)
+        let verifier = configuration.policyPublicKey.map(PolicyVerifier.init(publicKey:))
         let cached = configuration.policyURL == nil ? nil
             : PolicyManager.loadCached(cache, verifier: verifier, logger: configuration.logger)
         let initialPolicy = cached?.policy ?? configuration.defaultPolicy
@@ -82,7 +82,8 @@ public final class NFLogger: Sendable {
             let manager = PolicyManager(
                 url: url, appKey: appKey,
                 transport: configuration.transport ?? URLSessionTransport(timeout: configuration.upload.requestTimeout),
-                verifier: verifier, cache: cache, defaultRefresh: configuration.policyRefreshInterval,
+                verifier: verifier, cache: cache,
+                defaultRefresh: configuration.defaultPolicy?.refreshInterval ?? configuration.policyRefreshInterval,
                 logger: configuration.logger, completionQueue: completions.queue, initial: cached,
                 fallbackSource: configuration.defaultPolicy == nil ? .none : .defaultPolicy, apply: apply)
             policyManager = manager

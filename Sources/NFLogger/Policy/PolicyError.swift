@@ -28,6 +28,8 @@ public enum PolicyError: Error, Sendable, Equatable, CustomStringConvertible {
     case network(String)
     /// No ``Configuration/policyURL`` is set.
     case notConfigured
+    /// The logger was closed.
+    case closed
 
     public var description: String {
         switch self {
@@ -44,6 +46,7 @@ public enum PolicyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .http(let status): "the collector answered \(status)"
         case .network(let detail): "network: \(detail)"
         case .notConfigured: "no policy URL is configured"
+        case .closed: "the logger is closed"
         }
     }
 }

@@ -38,8 +38,11 @@ final class PolicyManager: @unchecked Sendable {
     private var refreshTimer: (any DispatchSourceTimer)?
     private var expiryTimer: (any DispatchSourceTimer)?
     private var closed = false
+    /// Checks in a row that got no usable answer, for the backoff.
+    private var failures = 0
 
-    /// How soon to ask again after a check that got no usable answer.
+    /// The first wait after a check that got no usable answer; it doubles (with jitter) up to the
+    /// refresh interval, and is never shorter than the collector's `Retry-After`.
     static let retryInterval: Duration = .seconds(60)
 
     init(url: URL, appKey: String, transport: any HTTPTransport, verifier: PolicyVerifier?, cache: PolicyCache,
@@ -106,8 +109,12 @@ final class PolicyManager: @unchecked Sendable {
     // MARK: On `queue`
 
     private func check(completion: (@Sendable (PolicyUpdate) -> Void)?) {
+        if closed {
+            if let completion { completionQueue.async { completion(.failed(.closed)) } }
+            return
+        }
         if let completion { waiting.append(completion) }
-        guard !inFlight, !closed else { return }
+        guard !inFlight else { return }
         inFlight = true
         var headers = [WireProtocol.appKeyHeader: appKey, "Accept": "application/json"]
         if let etag = current?.etag { headers["If-None-Match"] = etag }
@@ -122,7 +129,15 @@ final class PolicyManager: @unchecked Sendable {
 
     private func settle(_ outcome: Result<HTTPResponse, any Error>) {
         inFlight = false
+        guard !closed else {
+            // Closed while the request was out: apply nothing, write nothing, tell the waiters.
+            let waiters = waiting
+            waiting = []
+            if !waiters.isEmpty { completionQueue.async { for waiter in waiters { waiter(.failed(.closed)) } } }
+            return
+        }
         let update: PolicyUpdate
+        var retryAfter: Duration?
         switch outcome {
         case .failure(let error):
             update = .failed(.network(Uploader.describe(error)))
@@ -130,10 +145,14 @@ final class PolicyManager: @unchecked Sendable {
             switch response.status {
             case 200: update = accept(response)
             case 304: update = .unchanged
-            case 404: update = .notServed
-            default: update = .failed(.http(status: response.status))
+            case 404: update = withdraw()
+            default:
+                update = .failed(.http(status: response.status))
+                retryAfter = Uploader.retryAfter(response)
             }
         }
+        // A policy whose expiry passed while the device slept goes now, not at the timer.
+        if let current, current.policy.isExpired(at: Date()) { expire(current.policy) }
         status.lastCheck = Date()
         switch update {
         case .applied, .unchanged, .notServed: status.lastError = nil
@@ -145,8 +164,14 @@ final class PolicyManager: @unchecked Sendable {
             logger.debug("policy check failed", metadata: ["reason": "\(error)"])
         }
         if case .failed = update {
-            scheduleRefresh(after: min(Self.retryInterval, refreshInterval))
+            // Exponential backoff with jitter, so a fleet does not hammer a collector that is down.
+            failures += 1
+            let ceiling = min(Double(refreshInterval.milliseconds), Double(Self.retryInterval.milliseconds) * pow(2, Double(min(failures - 1, 20))))
+            var wait = Duration.milliseconds(Int64(Double.random(in: 0.5...1.0) * ceiling))
+            if let retryAfter { wait = max(wait, min(retryAfter, .seconds(86_400))) }
+            scheduleRefresh(after: wait)
         } else {
+            failures = 0
             scheduleRefresh(after: refreshInterval)
         }
         let waiters = waiting
@@ -168,10 +193,10 @@ final class PolicyManager: @unchecked Sendable {
         }
         let etag = response.header("ETag")
         current = (policy, body, etag)
-        apply(policy)
         status.source = .collector
         status.etag = etag
         status.appliedAt = Date()
+        apply(policy)
         scheduleExpiry(policy)
         logger.info("policy applied", metadata: ["mode": "\(policy.mode.rawValue)", "etag": "\(etag ?? "-")"])
         do {
@@ -181,6 +206,21 @@ final class PolicyManager: @unchecked Sendable {
             logger.warning("the policy could not be cached; the next start will wait for the collector", metadata: ["reason": "\(error)"])
         }
         return .applied
+    }
+
+    /// The collector has no policy for this app (any more): the default applies again, and the
+    /// cached copy goes, so an operator can go back to the defaults by removing a policy file.
+    private func withdraw() -> PolicyUpdate {
+        guard current != nil else { return .notServed }
+        current = nil
+        expiryTimer?.cancel()
+        status.source = fallbackSource
+        status.etag = nil
+        status.appliedAt = Date()
+        apply(nil)
+        try? FileManager.default.removeItem(at: cache.url)
+        logger.info("the collector serves no policy for this app any more; the default applies")
+        return .notServed
     }
 
     private var refreshInterval: Duration { current?.policy.refreshInterval ?? defaultRefresh }
@@ -196,13 +236,14 @@ final class PolicyManager: @unchecked Sendable {
         status.nextRefresh = Date().addingTimeInterval(Double(interval.milliseconds) / 1_000)
     }
 
-    /// An expiring policy stops applying at its expiry, and the default takes over.
+    /// An expiring policy stops applying at its expiry, and the default takes over. The timer runs
+    /// on the wall clock (it counts time the device slept); a far expiry is checked again yearly.
     private func scheduleExpiry(_ policy: Policy) {
         expiryTimer?.cancel()
         guard let expiry = policy.expiresAt, !closed else { return }
-        let seconds = max(0, expiry.timeIntervalSinceNow)
+        let seconds = min(max(0, expiry.timeIntervalSinceNow), 366 * 86_400)
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + .milliseconds(Int(min(seconds, 366 * 86_400) * 1_000)), leeway: .milliseconds(50))
+        timer.schedule(wallDeadline: .now() + .milliseconds(Int(seconds * 1_000)), leeway: .milliseconds(50))
         timer.setEventHandler { [weak self] in self?.expire(policy) }
         timer.resume()
         expiryTimer = timer
@@ -210,6 +251,7 @@ final class PolicyManager: @unchecked Sendable {
 
     private func expire(_ policy: Policy) {
         guard let current, current.policy == policy, let expiry = policy.expiresAt else { return }
+        guard expiry <= Date() else { return scheduleExpiry(policy) }  // not yet (a far expiry, or an early timer)
         self.current = nil
         apply(nil)
         status.source = fallbackSource

@@ -14,6 +14,10 @@ extension Policy {
     ///   mistyped field, a value out of range, a bad pattern, an unknown mode, expired.
     public static func parse(_ data: Data, now: Date = Date()) throws(PolicyError) -> Policy {
         guard data.count <= maxBytes else { throw .tooLarge(bytes: data.count) }
+        // UTF-8 only: the cache stores the text, and the protocol says so.
+        guard String(data: data, encoding: .utf8) != nil, !data.starts(with: [0xFE, 0xFF]), !data.starts(with: [0xFF, 0xFE]) else {
+            throw .invalidJSON("the policy must be UTF-8")
+        }
         let object: [String: Any]
         do {
             guard let parsed = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
@@ -69,6 +73,12 @@ extension Policy {
                     _ = index
                 }
             }
+        }
+        // Patterns run on the app's thread for every event: bound their total size, since braces
+        // multiply (`{a,b}{a,b}…` fits in a few bytes and expands a thousandfold).
+        let alternatives = (allow + deny + sampling.map(\.pattern) + priorities.map(\.pattern)).reduce(0) { $0 + $1.alternatives.count }
+        guard alternatives <= Self.maxAlternatives else {
+            throw .invalid("rules", "the patterns expand to \(alternatives) alternatives; the limit is \(Self.maxAlternatives)")
         }
         if mode == .specific && allow.isEmpty {
             throw .invalid("rules.allow", "must list at least one pattern in specific mode (an empty list would record nothing)")
@@ -154,6 +164,9 @@ extension Policy {
         }
         return .milliseconds(Int64(value * 1_000))
     }
+
+    /// The most pattern alternatives (after brace expansion) one policy may hold.
+    static let maxAlternatives = 4_096
 
     static func parseDate(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()

@@ -9,7 +9,8 @@ struct SemanticVersion: Comparable, Sendable, CustomStringConvertible {
         guard (1...3).contains(pieces.count) else { return nil }
         var parts: [Int] = []
         for piece in pieces {
-            guard !piece.isEmpty, piece.count <= 9, piece.allSatisfy(\.isASCII), let value = Int(piece), value >= 0 else { return nil }
+            guard !piece.isEmpty, piece.count <= 9, piece.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+                  let value = Int(piece) else { return nil }
             parts.append(value)
         }
         while parts.count < 3 { parts.append(0) }
