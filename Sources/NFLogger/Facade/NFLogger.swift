@@ -68,7 +68,7 @@ public final class NFLogger: Sendable {
             path: configuration.databaseURL.path,
             busyTimeoutMilliseconds: Int32(clamping: configuration.limits.busyTimeout.milliseconds),
             properties: StandardProperties(appID: configuration.appID, appVersion: configuration.appVersion),
-            limits: StorageLimits(configuration.limits, policy: initialPolicy))
+            limits: StorageLimits(configuration.limits, policy: initialPolicy), clock: clock)
         let sessions = SessionTracker(idleTimeoutNanoseconds: configuration.sessionIdleTimeout.nanoseconds,
                                       wallMilliseconds: clock.wallMilliseconds())
         let requests = RequestManager(configuration: configuration, database: database, completions: completions,

@@ -67,7 +67,7 @@ final class RequestManager: @unchecked Sendable {
         // then send whatever a previous run left behind.
         queue.async {
             _ = try? self.database.openIfNeeded()
-            self.database.enforceLimits(now: Int64(Date().timeIntervalSince1970 * 1000), includingAge: true)
+            self.database.enforceLimits(includingAge: true)
             self.uploader?.start()
             self.scheduleMaintenance(every: Self.maintenanceInterval)
         }
@@ -228,7 +228,7 @@ final class RequestManager: @unchecked Sendable {
     /// and gives space back to the disk: the Pruner's periodic pass, on the queue.
     func maintain() {
         queue.async {
-            self.database.enforceLimits(now: Int64(Date().timeIntervalSince1970 * 1000), includingAge: true)
+            self.database.enforceLimits(includingAge: true)
         }
     }
 

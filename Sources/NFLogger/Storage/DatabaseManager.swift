@@ -41,9 +41,14 @@ final class DatabaseManager {
     private(set) var prunedEvents = 0
     private(set) var abandonedSpans = 0
 
-    init(path: String, busyTimeoutMilliseconds: Int32, properties: StandardProperties, limits: StorageLimits) {
+    /// The logger's clock: events are stamped and aged by the same one.
+    private let clock: any EventClock
+
+    init(path: String, busyTimeoutMilliseconds: Int32, properties: StandardProperties, limits: StorageLimits,
+         clock: any EventClock = SystemEventClock()) {
         self.path = path
         self.limits = limits
+        self.clock = clock
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.contextJSON = properties.canonicalJSON()
     }
@@ -65,7 +70,7 @@ final class DatabaseManager {
             let reset = quarantineDamagedFile(because: error)
             let opened = try openFile()
             try opened.connection.transaction { () throws(SQLiteError) in
-                try opened.outbox.note(kind: "database_reset", detail: reset, at: Int64(Date().timeIntervalSince1970 * 1000))
+                try opened.outbox.note(kind: "database_reset", detail: reset, at: clock.wallMilliseconds())
             }
             return opened
         }
@@ -130,8 +135,10 @@ final class DatabaseManager {
         if let problem = try connection.scalarText("PRAGMA quick_check(1)"), problem != "ok" {
             throw SQLiteError(code: 11, message: "quick_check: \(problem)")
         }
-        // After a checkpoint, the log file is cut back to this size instead of staying at its peak.
+        // After a checkpoint, the log file is cut back to this size instead of staying at its peak,
+        // and checkpoints come often enough that the log stays a small part of the byte limit.
         try connection.execute("PRAGMA journal_size_limit = \(min(4 << 20, limits.maxBytes / 8))")
+        try connection.execute("PRAGMA wal_autocheckpoint = \(max(16, min(1_000, limits.maxBytes / 8 / 4_096)))")
         try Schema.migrate(connection)
         let tables = try EventTableFactory(connection: connection)
         let opened = Open(connection: connection, tables: tables,
@@ -142,7 +149,7 @@ final class DatabaseManager {
         storedEvents = try opened.pruner.storedEvents()
         if let note = pendingResetNote {
             try connection.transaction { () throws(SQLiteError) in
-                try opened.outbox.note(kind: "database_reset", detail: note, at: Int64(Date().timeIntervalSince1970 * 1000))
+                try opened.outbox.note(kind: "database_reset", detail: note, at: clock.wallMilliseconds())
             }
             pendingResetNote = nil
         }
@@ -209,7 +216,7 @@ final class DatabaseManager {
                 }
             }
             lastError = nil
-            enforceLimits(db, now: Int64(Date().timeIntervalSince1970 * 1000), includingAge: false)
+            enforceLimits(db, now: clock.wallMilliseconds(), includingAge: false)
             return statuses
         } catch {
             forgetUncommittedRowIDs()
@@ -281,19 +288,24 @@ final class DatabaseManager {
     /// drops events past the age limit and abandons timed-out spans (a full scan: the timer's job).
     /// A failure here is logged in `lastError` and retried at the next write; nothing recorded is
     /// affected by it.
-    func enforceLimits(now: Int64, includingAge: Bool) {
+    func enforceLimits(includingAge: Bool) {
         guard let db = try? openDatabase() else { return }
-        enforceLimits(db, now: now, includingAge: includingAge)
+        enforceLimits(db, now: clock.wallMilliseconds(), includingAge: includingAge)
     }
 
     private func enforceLimits(_ db: Open, now: Int64, includingAge: Bool) {
         let limits = self.limits
         do throws(SQLiteError) {
+            var overBytes = try db.pruner.bytes().total > Int64(limits.maxBytes)
+            if overBytes {
+                // Much of the excess may be the log or free pages: give those back before
+                // dropping any event.
+                try compact(db)
+                overBytes = try db.pruner.bytes().total > Int64(limits.maxBytes)
+            }
             if !includingAge {
                 // Rows: the counter only ever over-estimates; recount before dropping anything.
-                let overRows = storedEvents > limits.maxRows
-                let overBytes = try db.pruner.bytes().total > Int64(limits.maxBytes)
-                guard overRows || overBytes else { return }
+                guard storedEvents > limits.maxRows || overBytes else { return }
                 storedEvents = try db.pruner.storedEvents()
             } else {
                 storedEvents = try db.pruner.storedEvents()
@@ -307,14 +319,16 @@ final class DatabaseManager {
             }
             storedEvents = stored
             prunedEvents += outcome.total
-            if outcome.droppedForBytes > 0 || includingAge {
-                // Give freed pages back to the disk and cut the log down (outside any transaction).
-                try db.connection.execute("PRAGMA incremental_vacuum")
-                _ = try? db.connection.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
-            }
+            if outcome.droppedForBytes > 0 || includingAge { try compact(db) }
         } catch {
             lastError = StorageError(error)
         }
+    }
+
+    /// Gives free pages back to the disk and cuts the log down (outside any transaction).
+    private func compact(_ db: Open) throws(SQLiteError) {
+        try db.connection.execute("PRAGMA incremental_vacuum")
+        _ = try? db.connection.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
     /// What is stored, for diagnostics.

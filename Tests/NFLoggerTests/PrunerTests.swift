@@ -1,0 +1,236 @@
+import Foundation
+import NFLogSupport
+import Testing
+@testable import NFLogger
+
+@Suite("The rolling database")
+struct PrunerTests {
+    func log(_ logger: NFLogger, _ count: Int, name: String = "roll.event", from start: Int = 0) async {
+        for index in start..<(start + count) {
+            _ = await logger.logEvent(name: name, parameters: ["index": index, "pad": String(repeating: "p", count: 100)])
+        }
+    }
+
+    func prunedCounts(_ url: URL) throws -> [String: Int64] {
+        let rows = try DatabaseReader(url).rows("SELECT name, count FROM pruned_counts")
+        return Dictionary(uniqueKeysWithValues: rows.map { ($0["name"] as? String ?? "", $0["count"] as? Int64 ?? 0) })
+    }
+
+    @Test("Past the row limit the oldest go; what stays is exactly the limit, the newest; the drops are counted by name")
+    func rowLimit() async throws {
+        let directory = TemporaryDirectory()
+        var configuration = directory.configuration()
+        configuration.limits.maxStoredEvents = 100
+        let logger = try NFLogger(configuration: configuration)
+        await log(logger, 350)
+        let diagnostics = await logger.diagnostics()
+        #expect(diagnostics.storedPointEvents == 100)
+        #expect(diagnostics.prunedEvents == 250)
+        await logger.close()
+        let indices = try DatabaseReader(directory.databaseURL)
+            .rows("SELECT json_extract(parameters, '$.index') AS i FROM point_events ORDER BY id").compactMap { $0["i"] as? Int64 }
+        #expect(indices == Array(250..<350).map(Int64.init))
+        #expect(try prunedCounts(directory.databaseURL) == ["roll.event": 250])
+    }
+
+    @Test("With policy priorities, the lowest priority goes first, then the oldest")
+    func priorities() async throws {
+        let directory = TemporaryDirectory()
+        var configuration = directory.configuration()
+        configuration.limits.maxStoredEvents = 150
+        configuration.defaultPolicy = try Policy.parse(Data(#"{"version":1,"mode":"active","rules":{"priorities":[{"pattern":"ui.scroll","priority":-1}]}}"#.utf8))
+        let logger = try NFLogger(configuration: configuration)
+        await log(logger, 100, name: "app.first")
+        await log(logger, 100, name: "ui.scroll")
+        await log(logger, 100, name: "app.second")
+        await logger.close()
+        #expect(try prunedCounts(directory.databaseURL) == ["ui.scroll": 100, "app.first": 50])
+        let reader = try DatabaseReader(directory.databaseURL)
+        #expect(try reader.int("SELECT count(*) FROM point_events WHERE name = 'app.first' AND json_extract(parameters, '$.index') >= 50") == 50)
+        #expect(try reader.int("SELECT count(*) FROM point_events WHERE name = 'app.second'") == 100)
+    }
+
+    @Test("Events older than the age limit go at the periodic pass")
+    func ageLimit() async throws {
+        let directory = TemporaryDirectory()
+        let clock = ManualClock()
+        var configuration = directory.configuration()
+        configuration.limits.maxEventAge = .seconds(30 * 86_400)
+        let logger = try NFLogger(configuration: configuration, clock: clock)
+        await log(logger, 10, name: "old.event")
+        clock.advance(.seconds(31 * 86_400))
+        await log(logger, 5, name: "new.event")
+        logger.requests.maintain()
+        let diagnostics = await logger.diagnostics()
+        #expect(diagnostics.storedPointEvents == 5 && diagnostics.prunedEvents == 10)
+        await logger.close()
+        #expect(try prunedCounts(directory.databaseURL) == ["old.event": 10])
+    }
+
+    @Test("The byte limit (database plus log) holds; the newest events stay")
+    func byteLimit() async throws {
+        let directory = TemporaryDirectory()
+        var configuration = directory.configuration()
+        configuration.limits.maxDatabaseBytes = 512 * 1024
+        let logger = try NFLogger(configuration: configuration)
+        for index in 0..<1_500 {
+            _ = await logger.logEvent(name: "big.event", parameters: ["index": index, "pad": String(repeating: "b", count: 1_000)])
+        }
+        logger.requests.maintain()
+        let diagnostics = await logger.diagnostics()
+        #expect(diagnostics.prunedEvents > 0)
+        let path = directory.databaseURL.path
+        let size = { (suffix: String) in (try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? Int) ?? 0 }
+        #expect(size("") + size("-wal") <= 512 * 1024, "\(size("")) + \(size("-wal")) bytes")
+        await logger.close()
+        let newest = try DatabaseReader(directory.databaseURL).int("SELECT max(json_extract(parameters, '$.index')) FROM point_events")
+        #expect(newest == 1_499)
+    }
+
+    @Test("Spans left open by a process that stopped without closing are abandoned at the next start, ending at its last activity")
+    func abandonedAfterCrash() async throws {
+        let directory = TemporaryDirectory()
+        do {
+            let first = try NFLogger(configuration: directory.configuration())
+            #expect(await first.logEvent(name: "warm.up").isRecorded)
+            await first.close()
+        }
+        // What a killed process leaves behind: its epoch still registered, a span still open,
+        // and a later point event in the same session.
+        let connection = try SQLiteConnection(path: directory.databaseURL.path, busyTimeoutMilliseconds: 1_000)
+        try connection.execute("""
+            INSERT INTO open_epochs (epoch, pid, opened_ms) VALUES (42, \(getpid()), 0);
+            INSERT INTO span_events (uuid, session_id, name, type, start_ms, start_mono_ns, clock_epoch)
+                VALUES (randomblob(16), 1, 'screen.lost', 'event', \(Int64(Date().timeIntervalSince1970 * 1000) + 10_000), 0, 42);
+            INSERT INTO point_events (uuid, session_id, name, type, timestamp_ms)
+                VALUES (randomblob(16), 1, 'ui.tap', 'event', \(Int64(Date().timeIntervalSince1970 * 1000) + 13_000));
+            """)
+        let second = try NFLogger(configuration: directory.configuration())
+        let diagnostics = await second.diagnostics()
+        #expect(diagnostics.abandonedSpans == 1 && diagnostics.openSpans == 0)
+        await second.close()
+        let span = try #require(try DatabaseReader(directory.databaseURL).rows("SELECT * FROM span_events WHERE name = 'screen.lost'").first)
+        #expect(span["abandoned"] as? Int64 == 1)
+        let start = try #require(span["start_ms"] as? Int64)
+        #expect(span["end_ms"] as? Int64 == start + 3_000)  // the later tap: the last known activity
+        #expect(span["duration_ns"] as? Int64 == 3_000_000_000)
+    }
+
+    @Test("A span open past the timeout is abandoned; ending it later fails and changes nothing")
+    func abandonedAfterTimeout() async throws {
+        let directory = TemporaryDirectory()
+        let clock = ManualClock()
+        var configuration = directory.configuration()
+        configuration.limits.spanTimeout = .seconds(60)
+        let logger = try NFLogger(configuration: configuration, clock: clock)
+        let (span, _) = await logger.startEvent(name: "screen.forgotten")
+        let (kept, _) = await logger.startEvent(name: "screen.recent")
+        clock.advance(.seconds(30))
+        let (fresh, _) = await logger.startEvent(name: "screen.fresh")
+        clock.advance(.seconds(31))
+        logger.requests.maintain()
+        #expect(await logger.diagnostics().abandonedSpans == 2)
+        #expect(await span.end() == .failed(.spanAlreadyEnded(span.id)))
+        #expect(await kept.end() == .failed(.spanAlreadyEnded(kept.id)))
+        #expect(await fresh.end() == .recorded(fresh.id))
+    }
+
+    /// Damaged files: each is moved aside, a fresh database works, and the reset is noted.
+    enum Damage: String, CaseIterable, Sendable {
+        case garbage, truncated, notSQLite
+
+        func apply(to url: URL) throws {
+            switch self {
+            case .garbage:
+                var bytes = [UInt8](repeating: 0, count: 64 * 1024)
+                var generator = SystemRandomNumberGenerator()
+                for index in bytes.indices { bytes[index] = generator.next() }
+                try Data(bytes).write(to: url)
+            case .truncated:
+                let data = try Data(contentsOf: url)
+                try data.prefix(data.count / 2).write(to: url)
+            case .notSQLite:
+                try Data("these are not the bytes you are looking for\n".utf8).write(to: url)
+            }
+        }
+    }
+
+    @Test("A damaged database is moved aside with a timestamp, a fresh one works, and the reset is noted", arguments: Damage.allCases)
+    func damaged(damage: Damage) async throws {
+        let directory = TemporaryDirectory()
+        do {
+            let first = try NFLogger(configuration: directory.configuration())
+            for index in 0..<300 { _ = await first.logEvent(name: "before.damage", parameters: ["index": index, "pad": String(repeating: "d", count: 200)]) }
+            await first.close()
+        }
+        try damage.apply(to: directory.databaseURL)
+        let logger = try NFLogger(configuration: directory.configuration())
+        #expect(await logger.logEvent(name: "after.damage").isRecorded)
+        let diagnostics = await logger.diagnostics()
+        #expect(diagnostics.storedPointEvents == 1)
+        await logger.close()
+        let aside = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix("events.sqlite.corrupt-") && !$0.hasSuffix("-wal") }
+        #expect(aside.count == 1, "\(aside)")
+        let note = try #require(try DatabaseReader(directory.databaseURL).rows("SELECT kind, detail FROM device_notes").first)
+        #expect(note["kind"] as? String == "database_reset")
+        #expect((note["detail"] as? String)?.contains("moved aside to events.sqlite.corrupt-") == true)
+    }
+
+    @Test("A database another process holds: calls wait the busy timeout, then fail clearly; nothing reported recorded is lost",
+          .enabled(if: PythonCheck.available, "needs python3 to hold the lock from another process"))
+    func busyFromAnotherProcess() async throws {
+        let directory = TemporaryDirectory()
+        var configuration = directory.configuration()
+        configuration.limits.busyTimeout = .milliseconds(300)
+        let logger = try NFLogger(configuration: configuration)
+        #expect(await logger.logEvent(name: "before.lock").isRecorded)
+
+        let holder = try PythonCheck.holdLock(on: directory.databaseURL.path, seconds: 1.5)
+        let started = ContinuousClock.now
+        let status = await logger.logEvent(name: "during.lock")
+        guard case .failed(.storage(let error)) = status else {
+            Issue.record("expected a busy failure, got \(status)")
+            holder.terminate()
+            return
+        }
+        #expect(error.primaryCode == 5)  // SQLITE_BUSY
+        #expect(ContinuousClock.now - started >= .milliseconds(250))
+        holder.waitUntilExit()
+        #expect(await logger.logEvent(name: "after.lock").isRecorded)
+        await logger.close()
+        let names = try DatabaseReader(directory.databaseURL).rows("SELECT name FROM point_events ORDER BY id").compactMap { $0["name"] as? String }
+        #expect(names == ["before.lock", "after.lock"])
+    }
+}
+
+/// Another process, for the lock test: Python's sqlite3 holding an exclusive transaction.
+enum PythonCheck {
+    static let available: Bool = {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import sqlite3"]
+        do { try process.run() } catch { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }()
+
+    /// Starts a process that takes the write lock, says "locked", holds it for `seconds`, then exits.
+    static func holdLock(on path: String, seconds: Double) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", """
+            import sqlite3, sys, time
+            c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=5)
+            c.execute('BEGIN EXCLUSIVE')
+            print('locked', flush=True)
+            time.sleep(float(sys.argv[2]))
+            c.execute('COMMIT')
+            """, path, String(seconds)]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        // Wait until the lock is really held.
+        _ = pipe.fileHandleForReading.availableData
+        return process
+    }
+}
