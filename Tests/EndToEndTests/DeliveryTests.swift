@@ -39,13 +39,10 @@ struct DeliveryTests {
 
     @Test("Events logged while the collector is down are all delivered when it comes back")
     func collectorDownThenUp() async throws {
-        let first = try await TestCollector.start()
-        let port = first.port
-        let databasePath = first.databasePath
-        await first.stop()  // nothing listens on the port now
+        let reserved = try ReservedPort()  // nothing listens on it, and nobody else can take it
 
         let scratch = Scratch()
-        let logger = try NFLogger(configuration: configuration(scratch, collector: first.url))
+        let logger = try NFLogger(configuration: configuration(scratch, collector: reserved.url))
         let recorded = await logEvents(logger, points: 800, spans: 100)
         let refused = await logger.flush()
         guard case .network? = refused.error else {
@@ -54,7 +51,8 @@ struct DeliveryTests {
         }
         #expect(refused.remainingEvents == 900)
 
-        let collector = try await TestCollector.start(databasePath: databasePath, port: port)
+        reserved.release()
+        let collector = try await TestCollector.start(port: reserved.port)
         await deliverAll(logger)
         let stored = try await storedIDs(collector)
         #expect(stored.count == 900 && Set(stored) == recorded)

@@ -4,6 +4,9 @@ import NFLogger
 import NFLoggerTesting
 import Synchronization
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A temporary directory for one test's SDK database.
 final class Scratch: Sendable {
@@ -135,4 +138,36 @@ extension LogStatus {
         if case .recorded(let id) = self { return id }
         return nil
     }
+}
+
+/// A loopback port held by a socket that is bound but not listening: connecting to it is refused
+/// (a collector that is down), and no other test's collector can take it meanwhile.
+final class ReservedPort: @unchecked Sendable {
+    // @unchecked: `fd` is only changed by `release()`, called once by the owning test.
+    private var fd: Int32
+    let port: Int
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        let named = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        guard fd >= 0, bound == 0, named == 0 else { throw CocoaError(.fileWriteUnknown) }
+        self.fd = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// Lets the port go, for a collector to listen on it.
+    func release() {
+        if fd >= 0 { close(fd) }
+        fd = -1
+    }
+
+    deinit { release() }
 }

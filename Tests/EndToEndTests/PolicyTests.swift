@@ -157,7 +157,8 @@ struct PolicyTests {
         #expect(result.done == result.started && result.recorded + result.disabled + result.backpressure == result.done)
         #expect(result.afterSwitch >= threads * 300)
         #expect(result.recordedAfterSwitch == 0, "a call begun after the policy took effect was recorded")
-        #expect(await logger.diagnostics().storedPointEvents == result.recorded)
+        let stored = await logger.diagnostics().storedPointEvents
+        #expect(stored == result.recorded, "\(stored) stored, \(result.recorded) recorded, \(result.backpressure) refused")
         await logger.close()
         await collector.stop()
     }
@@ -365,7 +366,7 @@ struct PolicyTests {
     @Test("An expiring policy stops applying at its expiry; the configuration's default takes over")
     func expiry() async throws {
         let policies = PolicyDirectory()
-        let soon = Date().addingTimeInterval(4)  // room for a loaded machine to fetch and log first
+        let soon = Date().addingTimeInterval(10)  // room for a loaded machine to fetch and log first
         let formatter = ISO8601DateFormatter()
         try policies.serve(#"{"version":1,"mode":"disabled","expires_at":"\#(formatter.string(from: soon))"}"#)
         let collector = try await startCollector(policies)

@@ -55,18 +55,28 @@ final class Pruner {
         var total: Int { droppedByAge + droppedForRows + droppedForBytes }
     }
 
+    /// Events in batches on the network: they are neither dropped nor counted against the row
+    /// limit until their upload settles (a failure makes them the oldest candidates again).
+    func inFlightEvents(_ batches: Set<Int64>) throws(SQLiteError) -> Int {
+        guard !batches.isEmpty else { return 0 }
+        let list = batches.map(String.init).joined(separator: ",")
+        return Int(try connection.scalarInt("""
+            SELECT (SELECT count(*) FROM point_events WHERE batch_id IN (\(list))) + (SELECT count(*) FROM span_events WHERE batch_id IN (\(list)))
+            """))
+    }
+
     /// Drops what the limits require: events older than `ageCutoff` (if given: it costs a scan),
     /// then the oldest beyond the row and byte limits. `storedEvents` is the exact count, kept
-    /// up to date.
-    func enforce(_ limits: StorageLimits, ageCutoff: Int64?, storedEvents: inout Int) throws(SQLiteError) -> Outcome {
+    /// up to date; `inFlight` events do not count against the row limit.
+    func enforce(_ limits: StorageLimits, ageCutoff: Int64?, inFlight: Int = 0, storedEvents: inout Int) throws(SQLiteError) -> Outcome {
         var outcome = Outcome()
         if let cutoff = ageCutoff {
             outcome.droppedByAge = try drop(where: "timestamp_ms < \(cutoff)", spanWhere: "start_ms < \(cutoff)")
             storedEvents -= outcome.droppedByAge
         }
 
-        if storedEvents > limits.maxRows {
-            outcome.droppedForRows = try dropOldest(storedEvents - limits.maxRows, prioritised: !limits.priorities.isEmpty)
+        if storedEvents - inFlight > limits.maxRows {
+            outcome.droppedForRows = try dropOldest(storedEvents - inFlight - limits.maxRows, prioritised: !limits.priorities.isEmpty)
             storedEvents -= outcome.droppedForRows
         }
 

@@ -37,6 +37,9 @@ final class DatabaseManager {
     /// inserts and only ever over-estimated (deliveries elsewhere are not subtracted), so it is
     /// recounted exactly before anything is pruned.
     private var storedEvents = 0
+    /// Upload batches on the network right now (the Uploader keeps this up to date, on the same
+    /// queue): the only rows the Pruner must not touch.
+    var inFlightBatches: Set<Int64> = []
     /// Totals since this manager started, for diagnostics.
     private(set) var prunedEvents = 0
     private(set) var abandonedSpans = 0
@@ -314,8 +317,13 @@ final class DatabaseManager {
                 }
             }
             var stored = storedEvents
+            let inFlight = inFlightBatches
             let outcome = try db.connection.transaction { () throws(SQLiteError) -> Pruner.Outcome in
-                try db.pruner.enforce(limits, ageCutoff: includingAge ? now &- limits.maxAgeMilliseconds : nil, storedEvents: &stored)
+                // A batch that failed and waits is only queued data: release it, so the oldest
+                // events go first whether or not an upload attempt once picked them.
+                try db.outbox.releaseWaitingBatches(except: inFlight)
+                return try db.pruner.enforce(limits, ageCutoff: includingAge ? now &- limits.maxAgeMilliseconds : nil,
+                                             inFlight: try db.pruner.inFlightEvents(inFlight), storedEvents: &stored)
             }
             storedEvents = stored
             prunedEvents += outcome.total

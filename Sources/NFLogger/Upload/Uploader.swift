@@ -212,6 +212,7 @@ final class Uploader: @unchecked Sendable {
             "User-Agent": "\(NFLogger.sdkName)/\(NFLogger.sdkVersion)",
         ], body: Data(body))
         inFlight[batch.rowID] = batch
+        database.inFlightBatches.insert(batch.rowID)
         recordedSinceUpload = 0
         logger.trace("uploading batch", metadata: ["batch": "\(batch.id)", "events": "\(batch.events.count)", "bytes": "\(body.count)"])
         let transport = self.transport
@@ -224,7 +225,13 @@ final class Uploader: @unchecked Sendable {
 
     private func settle(_ batch: OutgoingBatch, _ outcome: Result<HTTPResponse, any Error>) {
         inFlight[batch.rowID] = nil
+        database.inFlightBatches.remove(batch.rowID)
         handle(batch, outcome)
+        if isWaiting {
+            // The upload failed: its events are queued data again, and may now be the oldest
+            // beyond the row limit, which did not count them while they were on the network.
+            database.enforceLimits(includingAge: false)
+        }
         finishSatisfiedFlushes()
         // Keep the pipe full, unless a failure just started a wait (its timer resumes).
         if !closed && !suspended && !isWaiting { fill() }

@@ -1,0 +1,128 @@
+import Foundation
+import NFLogCollector
+import NFLogger
+import NFLoggerTesting
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs the `nflog-crash-child` executable, built beside the test bundle.
+enum Child {
+    static let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        .appendingPathComponent("nflog-crash-child")
+
+    static func start(_ arguments: [String]) throws -> (process: Process, output: Pipe) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return (process, output)
+    }
+
+    /// Runs to completion and parses the JSON object it prints last.
+    static func run(_ arguments: [String]) throws -> (status: Int32, json: [String: Any]) {
+        let (process, output) = try start(arguments)
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let last = String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
+        let json = (try? JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]) ?? [:]
+        return (process.terminationStatus, json)
+    }
+}
+
+@Suite("Durability: kill -9, a full disk, a million events offline", .serialized)
+struct DurabilityTests {
+    @Test("1,000,000 events offline with a 50,000-row limit: the database stays within it, memory stays bounded, the newest 50,000 arrive with the prune counts")
+    func millionOffline() async throws {
+        let scratch = Scratch()
+        // A port where nothing listens now and the collector will listen later.
+        let reserved = try ReservedPort()
+        let port = reserved.port
+        let url = reserved.url.absoluteString
+
+        let small = try Child.run(["offline", "--db", scratch.url.appendingPathComponent("small.sqlite").path,
+                                   "--collector", url, "--max-rows", "50000", "--events", "100000"])
+        let run = try Child.run(["offline", "--db", scratch.databaseURL.path, "--collector", url,
+                                 "--max-rows", "50000", "--events", "1000000"])
+        #expect(run.status == 0)
+        #expect(run.json["recorded"] as? Int == 1_000_000)
+        #expect(run.json["stored"] as? Int == 50_000)
+        #expect(run.json["pruned"] as? Int == 950_000)
+        let peak = run.json["peak_rss_kb"] as? Int ?? .max
+        let smallPeak = small.json["peak_rss_kb"] as? Int ?? 0
+        // Bounded: ten times the events may not cost much more memory than a tenth of them did.
+        // (Uncontended, a debug build peaks near 45 MB for either; a loaded machine adds allocator slack.)
+        #expect(peak < 192 * 1024, "peak RSS \(peak) KB")
+        #expect(Double(peak) < Double(smallPeak) * 2, "peak RSS \(peak) KB for 1M vs \(smallPeak) KB for 100k")
+        print("millionOffline: peak RSS \(peak) KB for 1,000,000 events (\(smallPeak) KB for 100,000)")
+
+        reserved.release()
+        let collector = try await TestCollector.start(port: port)
+        let flush = try Child.run(["flush", "--db", scratch.databaseURL.path, "--collector", url])
+        #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0)
+        let stats = try await collector.stats()
+        #expect(stats.eventsStored == 50_000)
+        #expect(stats.prunedOnDevices == 950_000 && stats.prunedOnDevicesByName == ["offline.point": 950_000])
+        let indices = try await collector.exportedEvents().compactMap { ($0["parameters"] as? [String: Any])?["index"] as? Int }
+        #expect(indices.count == 50_000 && indices.min() == 950_000 && indices.max() == 999_999, "\(indices.count) indices, \(indices.min() ?? -1)…\(indices.max() ?? -1)")
+        await collector.stop()
+    }
+
+    @Test("A full disk (a file-size limit): calls fail with a storage error, nothing crashes, logging resumes when space returns")
+    func fullDisk() throws {
+        let scratch = Scratch()
+        let run = try Child.run(["fill", "--db", scratch.databaseURL.path, "--file-size-limit", "600000"])
+        #expect(run.status == 0, "the child must not crash")
+        let before = run.json["recorded_before"] as? Int ?? -1
+        let failures = run.json["storage_failures"] as? Int ?? -1
+        #expect(failures > 0, "the limit must have been hit: \(run.json)")
+        #expect(run.json["other_failures"] as? Int == 0)
+        #expect(run.json["recorded_after"] as? Int == 100, "logging resumes by itself")
+        #expect(run.json["stored"] as? Int == before + 100, "every event reported recorded is stored: \(run.json)")
+        print("fullDisk: \(before) recorded, then \(failures) storage failures, then 100 recorded after the space came back")
+    }
+
+    @Test("kill -9 at random moments, during logging and uploads: every receipted event is stored by the collector exactly once")
+    func killNine() async throws {
+        let trials = Int(ProcessInfo.processInfo.environment["NFLOG_KILL_TRIALS"] ?? "") ?? 20
+        let collector = try await TestCollector.start()
+        let scratch = Scratch()
+        let receipts = scratch.url.appendingPathComponent("receipts.txt").path
+        let arguments = ["--db", scratch.databaseURL.path, "--collector", collector.url.absoluteString, "--max-rows", "10000000"]
+        var random = SeededRandom(seed: UInt64(ProcessInfo.processInfo.environment["NFLOG_KILL_SEED"] ?? "") ?? 7)
+        for _ in 0..<trials {
+            let (child, output) = try Child.start(["log", "--receipts", receipts] + arguments)
+            _ = output.fileHandleForReading.availableData  // "ready": the logger exists
+            usleep(useconds_t(30_000 + random.next() % 370_000))
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+            #expect(child.terminationReason == .uncaughtSignal)
+        }
+        let duringTrials = try await collector.stats()
+        let flush = try Child.run(["flush"] + arguments)
+        #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0)
+
+        let lines = try String(contentsOfFile: receipts, encoding: .utf8).split(separator: "\n")
+        let receipted = Set(lines.compactMap { UUID(uuidString: String($0)) })
+        let partial = lines.count - lines.filter { UUID(uuidString: String($0)) != nil }.count
+        var stored: [UUID: Int] = [:]
+        for event in try await collector.exportedEvents() {
+            if let id = (event["uuid"] as? String).flatMap(UUID.init(uuidString:)) { stored[id, default: 0] += 1 }
+        }
+        let lost = receipted.filter { stored[$0] == nil }.count
+        let duplicated = stored.values.filter { $0 > 1 }.count
+        let stats = try await collector.stats()
+        print("killNine: \(trials) trials, \(receipted.count) events receipted (\(partial) partial lines), \(stored.count) stored, lost \(lost), duplicated \(duplicated); \(duringTrials.requests) upload requests during the trials, \(stats.duplicatesDropped) re-sent events dropped by the collector, \(stats.abandonedSpans) spans abandoned")
+        #expect(receipted.count > trials * 100, "the children must have logged")
+        #expect(partial <= trials, "at most one receipt line cut by each kill")
+        #expect(lost == 0)
+        #expect(duplicated == 0)
+        #expect(duringTrials.requests > 0, "uploads ran while children were killed")
+        #expect(stats.abandonedSpans > 0, "spans open at a kill are closed as abandoned and reported")
+        await collector.stop()
+    }
+}
