@@ -72,6 +72,20 @@ struct DurabilityTests {
         await collector.stop()
     }
 
+    @Test("A damaged database is reported to the collector as a reset")
+    func resetReported() async throws {
+        let collector = try await TestCollector.start()
+        let scratch = Scratch()
+        try Data("not a database".utf8).write(to: scratch.databaseURL)
+        let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
+        #expect(await logger.logEvent(name: "after.reset").isRecorded)
+        await deliverAll(logger)
+        let stats = try await collector.stats()
+        #expect(stats.databaseResets == 1 && stats.eventsStored == 1)
+        await logger.close()
+        await collector.stop()
+    }
+
     @Test("A full disk (a file-size limit): calls fail with a storage error, nothing crashes, logging resumes when space returns")
     func fullDisk() throws {
         let scratch = Scratch()

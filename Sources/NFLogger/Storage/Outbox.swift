@@ -139,13 +139,7 @@ final class Outbox {
             chosen.append(event)
             encoded.append(json)
         }
-        let id = UUID()
-        try insertBatch.bind(id, at: 1)
-        try insertBatch.bind(contextRowID, at: 2)
-        try insertBatch.bind(now, at: 3)
-        guard let rowID = try insertBatch.collect({ $0.int64(at: 0) }).first else {
-            throw SQLiteError(code: 1, message: "inserting an upload batch returned no row id")
-        }
+        let (id, rowID) = try insertBatchRow(contextRowID: contextRowID, now: now)
         let chosenPoints = chosen.count { $0.kind == .point }
         try tables.points.assignReady(contextRowID: contextRowID, count: chosenPoints, toBatch: rowID)
         try tables.spans.assignReady(contextRowID: contextRowID, count: chosen.count - chosenPoints, toBatch: rowID)
@@ -159,6 +153,13 @@ final class Outbox {
     private func diagnosticsOnlyBatch(now: Int64, excluding: Set<Int64>, busy: [Int64]) throws(SQLiteError) -> OutgoingBatch? {
         guard busy.isEmpty, try hasDiagnostics(),
               let contextRowID = try latestContext.collect({ $0.int64(at: 0) }).first else { return nil }
+        let (id, rowID) = try insertBatchRow(contextRowID: contextRowID, now: now)
+        let diagnostics = try takeDiagnostics(into: rowID)
+        return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: [], now: now, encoded: [], diagnostics: diagnostics)
+    }
+
+    /// A new `upload_batches` row with a fresh batch id.
+    private func insertBatchRow(contextRowID: Int64, now: Int64) throws(SQLiteError) -> (id: UUID, rowID: Int64) {
         let id = UUID()
         try insertBatch.bind(id, at: 1)
         try insertBatch.bind(contextRowID, at: 2)
@@ -166,8 +167,7 @@ final class Outbox {
         guard let rowID = try insertBatch.collect({ $0.int64(at: 0) }).first else {
             throw SQLiteError(code: 1, message: "inserting an upload batch returned no row id")
         }
-        let diagnostics = try takeDiagnostics(into: rowID)
-        return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: [], now: now, encoded: [], diagnostics: diagnostics)
+        return (id, rowID)
     }
 
     private func hasDiagnostics() throws(SQLiteError) -> Bool {
