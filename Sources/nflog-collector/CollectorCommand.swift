@@ -12,7 +12,7 @@ struct CollectorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nflog-collector",
         abstract: "The NFLogger collector: receives gzip batches of events, stores each event once, reports.",
-        subcommands: [Serve.self, Export.self, Keygen.self])
+        subcommands: [Serve.self, Export.self, Report.self, Keygen.self])
 }
 
 struct Serve: AsyncParsableCommand {
@@ -96,6 +96,40 @@ struct Export: AsyncParsableCommand {
         let output = FileHandle.standardOutput
         try await store.exportEvents(app: app) { line in output.write(Data(line)) }
         await store.close()
+    }
+}
+
+struct Report: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the analysis of a stored database: use-case times and abandonment, network round trips, session durations.")
+
+    @Option(help: "The collector's SQLite database file.")
+    var db: String
+
+    @Option(help: "Only this app (default: every app in the database).")
+    var app: String?
+
+    @Flag(help: "Print the report as JSON.")
+    var json = false
+
+    func run() async throws {
+        guard FileManager.default.fileExists(atPath: db) else { throw ValidationError("no database at \(db)") }
+        let store = try SQLiteEventStore(path: db)
+        let apps: [String]
+        if let app { apps = [app] } else { apps = try await store.apps() }
+        var reports: [AnalyticsReport] = []
+        for app in apps { reports.append(try await store.report(app: app)) }
+        await store.close()
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+            let data = try apps.count == 1 && app != nil ? encoder.encode(reports[0]) : encoder.encode(reports)
+            FileHandle.standardOutput.write(data + Data("\n".utf8))
+        } else if reports.isEmpty {
+            print("no events stored")
+        } else {
+            print(reports.map { $0.render() }.joined(separator: "\n\n"))
+        }
     }
 }
 

@@ -31,6 +31,8 @@ struct CollectorRoutes: Sendable {
         router.get(RouterPath(WireProtocol.statsPath)) { request, _ in try await getStats(request) }
         router.get(RouterPath(WireProtocol.healthPath)) { _, _ in Self.json(#"{"status":"ok"}"#) }
         router.get(RouterPath(WireProtocol.policyPath)) { request, _ in try await getPolicy(request) }
+        router.get(RouterPath(WireProtocol.reportPath)) { request, _ in try await getReport(request) }
+        router.post(RouterPath(WireProtocol.lookupPath)) { request, _ in try await lookup(request) }
     }
 
     /// The app the request's key belongs to, or 401.
@@ -133,6 +135,55 @@ struct CollectorRoutes: Sendable {
             }
         }
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    private func getReport(_ request: Request) async throws -> Response {
+        let app = try authenticate(request)
+        let report: AnalyticsReport
+        do { report = try await store.report(app: app) } catch {
+            throw CollectorHTTPError(.serviceUnavailable, message: "the event store is unavailable; retry later", headers: [.retryAfter: "5"])
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return Self.json(Array(try encoder.encode(report)))
+    }
+
+    /// `{"uuids": [...]}` (at most 10,000) → `{"found": N, "missing": [...]}`: an audit of receipts.
+    private func lookup(_ request: Request) async throws -> Response {
+        let app = try authenticate(request)
+        let buffer: ByteBuffer
+        do { buffer = try await request.body.collect(upTo: 1 << 20) } catch is NIOTooManyBytesError {
+            throw CollectorHTTPError(.contentTooLarge, message: "the body is larger than 1048576 bytes")
+        }
+        let document: JSONValue
+        do { document = try JSONParser.parse(Array(buffer.readableBytesView)) } catch {
+            throw CollectorHTTPError(.badRequest, message: "malformed JSON: \(error)")
+        }
+        guard case .object(let object) = document, case .array(let values)? = object["uuids"], values.count <= 10_000 else {
+            throw CollectorHTTPError(.badRequest, message: "the body must be {\"uuids\": [...]} with at most 10000 uuids", path: "uuids")
+        }
+        var ids: [UUID] = []
+        for (index, value) in values.enumerated() {
+            guard case .string(let text) = value, let id = UUID(canonical: text) else {
+                throw CollectorHTTPError(.badRequest, message: "uuids[\(index)] is not a UUID", path: "uuids[\(index)]")
+            }
+            ids.append(id)
+        }
+        let found: Set<UUID>
+        do { found = try await store.storedIDs(app: app, among: ids) } catch {
+            throw CollectorHTTPError(.serviceUnavailable, message: "the event store is unavailable; retry later", headers: [.retryAfter: "5"])
+        }
+        var out = JSONWriter(capacity: 64 + 40 * (ids.count - found.count))
+        out.writeLiteral("{"); out.writeKey("found"); out.writeInteger(Int64(found.count))
+        out.writeLiteral(","); out.writeKey("missing"); out.writeLiteral("[")
+        var first = true
+        for id in ids where !found.contains(id) {
+            if !first { out.writeLiteral(",") }
+            first = false
+            out.writeUUID(id)
+        }
+        out.writeLiteral("]}")
+        return Self.json(out.bytes)
     }
 
     static func json(_ text: String) -> Response { json(Array(text.utf8)) }

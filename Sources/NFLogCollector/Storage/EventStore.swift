@@ -1,3 +1,5 @@
+import Foundation
+
 /// What storing a batch did.
 public struct StoreResult: Sendable, Equatable, Codable {
     /// Events stored now.
@@ -52,6 +54,12 @@ public protocol EventStore: Sendable {
     func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult
     /// The app's totals.
     func stats(app: String) async throws -> CollectorStats
+    /// The analysis of the app's stored events.
+    func report(app: String) async throws -> AnalyticsReport
+    /// Which of these event uuids the app has stored (each at most once, by construction).
+    func storedIDs(app: String, among ids: [UUID]) async throws -> Set<UUID>
+    /// The apps that have stored events.
+    func apps() async throws -> [String]
     /// Every stored event (of one app, or all), oldest first, one JSON object per line.
     func exportEvents(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws
     /// Closes the store; later calls fail.

@@ -219,6 +219,67 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         }
     }
 
+    public func report(app: String) async throws -> AnalyticsReport {
+        let stats = try await stats(app: app)
+        return try await onQueue { connection, _ in try Self.analyse(connection, app: app, stats: stats) }
+    }
+
+    static func analyse(_ c: SQLiteConnection, app: String, stats: CollectorStats) throws(SQLiteError) -> AnalyticsReport {
+        let kinds = try c.prepare("SELECT kind, count(*) FROM events WHERE app = ?1 GROUP BY kind")
+        try kinds.bind(app, at: 1)
+        let byKind = Dictionary(try kinds.collect { ($0.text(at: 0) ?? "", Int($0.int64(at: 1))) }, uniquingKeysWith: +)
+
+        // Use cases: spans of type "usecase". Abandoned: closed by the SDK, or ended with completed: false.
+        let useCaseRows = try c.prepare("""
+            SELECT name, duration_ms,
+                   abandoned = 1 OR coalesce(json_extract(end_parameters, '$.completed'), 1) IN (0, 'false') AS given_up
+            FROM events WHERE app = ?1 AND kind = 'span' AND type = 'usecase'
+            """)
+        try useCaseRows.bind(app, at: 1)
+        var useCaseDurations: [String: (started: Int, abandoned: Int, completed: [Double])] = [:]
+        for (name, duration, givenUp) in try useCaseRows.collect({ ($0.text(at: 0) ?? "", $0.double(at: 1), $0.int64(at: 2) != 0) }) {
+            var entry = useCaseDurations[name] ?? (0, 0, [])
+            entry.started += 1
+            if givenUp { entry.abandoned += 1 } else { entry.completed.append(duration) }
+            useCaseDurations[name] = entry
+        }
+        let useCases = useCaseDurations.mapValues { entry in
+            AnalyticsReport.UseCase(started: entry.started, completed: entry.completed.count, abandoned: entry.abandoned,
+                                    abandonmentRate: Double(entry.abandoned) / Double(entry.started),
+                                    duration: DurationSummary(entry.completed))
+        }
+
+        let network = try c.prepare("SELECT duration_ms FROM events WHERE app = ?1 AND kind = 'span' AND type = 'network' AND abandoned = 0")
+        try network.bind(app, at: 1)
+        let roundTrips = try network.collect { $0.double(at: 0) }
+
+        let sessions = try c.prepare("SELECT ended_ms - started_ms FROM sessions WHERE app = ?1 AND ended_ms IS NOT NULL")
+        try sessions.bind(app, at: 1)
+        let sessionDurations = try sessions.collect { Double($0.int64(at: 0)) }.filter { $0 >= 0 }
+
+        return AnalyticsReport(app: app, stats: stats, pointEvents: byKind["point"] ?? 0, spanEvents: byKind["span"] ?? 0,
+                               useCases: useCases, network: DurationSummary(roundTrips), sessions: DurationSummary(sessionDurations))
+    }
+
+    public func storedIDs(app: String, among ids: [UUID]) async throws -> Set<UUID> {
+        try await onQueue { connection, _ in
+            let find = try connection.prepare("SELECT 1 FROM events WHERE app = ? AND uuid = ?")
+            var found = Set<UUID>()
+            for id in ids {
+                try find.bind(app, at: 1)
+                try find.bind(id, at: 2)
+                if try !find.collect({ _ in true }).isEmpty { found.insert(id) }
+            }
+            return found
+        }
+    }
+
+    public func apps() async throws -> [String] {
+        try await onQueue { connection, _ in
+            try connection.prepare("SELECT app FROM totals ORDER BY app").collect { $0.text(at: 0) ?? "" }
+        }
+    }
+
     public func exportEvents(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
         try await onQueue { connection, _ in try EventExporter.export(connection, app: app, line: line) }
     }

@@ -8,6 +8,10 @@ public enum WireProtocol {
     public static let statsPath = "/v1/stats"
     /// Liveness.
     public static let healthPath = "/health"
+    /// The analysis of the requesting app's events.
+    public static let reportPath = "/v1/report"
+    /// Which of a list of event uuids the requesting app has stored (for receipt audits).
+    public static let lookupPath = "/v1/events/lookup"
     /// The policy for the requesting app.
     public static let policyPath = "/v1/policy"
     /// The header carrying a policy's detached Ed25519 signature (base64).

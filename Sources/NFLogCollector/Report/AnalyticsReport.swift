@@ -1,0 +1,99 @@
+import Foundation
+
+/// The analysis the source documents motivate, computed from stored events: how long use cases
+/// take (a sign-up form's fill time), how often they are abandoned, network round trips, session
+/// durations; plus what was stored and what devices had to drop.
+///
+/// Conventions the report reads (the SDK's demo follows them; an app can too):
+/// - a **use case** is a span of type `usecase` (`form.signup`, `flow.checkout`); it is
+///   **abandoned** when the SDK closed it itself (`abandoned`: the app died or it timed out) or the
+///   app ended it with `"completed": false` in its end parameters; its time is the duration of the
+///   completed ones;
+/// - a **network call** is a span of type `network`; its round trip is its duration;
+/// - a **session** lasts from its start to the last time the app went to the background.
+public struct AnalyticsReport: Sendable, Equatable, Codable {
+    public let app: String
+    public let eventsStored: Int
+    public let duplicatesDropped: Int
+    public let batches: Int
+    public let eventsByName: [String: Int]
+    public let pointEvents: Int
+    public let spanEvents: Int
+    public let useCases: [String: UseCase]
+    public let network: DurationSummary
+    public let sessions: DurationSummary
+    public let abandonedSpans: Int
+    public let prunedOnDevices: Int
+    public let databaseResets: Int
+
+    public struct UseCase: Sendable, Equatable, Codable {
+        public let started: Int
+        public let completed: Int
+        public let abandoned: Int
+        /// abandoned ÷ started.
+        public let abandonmentRate: Double
+        /// Durations of the completed ones.
+        public let duration: DurationSummary
+
+        public init(started: Int, completed: Int, abandoned: Int, abandonmentRate: Double, duration: DurationSummary) {
+            self.started = started
+            self.completed = completed
+            self.abandoned = abandoned
+            self.abandonmentRate = abandonmentRate
+            self.duration = duration
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case started, completed, abandoned, duration
+            case abandonmentRate = "abandonment_rate"
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case app, batches, network, sessions
+        case eventsStored = "events_stored"
+        case duplicatesDropped = "duplicates_dropped"
+        case eventsByName = "events_by_name"
+        case pointEvents = "point_events"
+        case spanEvents = "span_events"
+        case useCases = "use_cases"
+        case abandonedSpans = "abandoned_spans"
+        case prunedOnDevices = "pruned_on_devices"
+        case databaseResets = "database_resets"
+    }
+
+    public init(app: String, stats: CollectorStats, pointEvents: Int, spanEvents: Int, useCases: [String: UseCase],
+                network: DurationSummary, sessions: DurationSummary) {
+        self.app = app
+        eventsStored = stats.eventsStored
+        duplicatesDropped = stats.duplicatesDropped
+        batches = stats.batches
+        eventsByName = stats.eventsByName
+        self.pointEvents = pointEvents
+        self.spanEvents = spanEvents
+        self.useCases = useCases
+        self.network = network
+        self.sessions = sessions
+        abandonedSpans = stats.abandonedSpans
+        prunedOnDevices = stats.prunedOnDevices
+        databaseResets = stats.databaseResets
+    }
+
+    /// The report for people: a few aligned lines.
+    public func render() -> String {
+        func ms(_ value: Double?) -> String { value.map { $0 >= 100 ? String(format: "%.0f ms", $0) : String(format: "%.1f ms", $0) } ?? "—" }
+        func summary(_ s: DurationSummary) -> String { "p50 \(ms(s.p50Milliseconds)) · p95 \(ms(s.p95Milliseconds)) (n=\(s.count))" }
+        var lines = [
+            "Collector (app \(app)): \(eventsStored) events stored (\(pointEvents) point, \(spanEvents) spans) · \(duplicatesDropped) duplicates dropped · \(batches) batches",
+        ]
+        if prunedOnDevices > 0 || abandonedSpans > 0 || databaseResets > 0 {
+            lines.append("Devices: \(prunedOnDevices) events pruned before upload · \(abandonedSpans) spans abandoned · \(databaseResets) database resets")
+        }
+        for (name, useCase) in useCases.sorted(by: { $0.key < $1.key }) {
+            lines.append("Use case \(name): \(useCase.started) started · \(useCase.completed) completed · \(useCase.abandoned) abandoned (\(String(format: "%.1f", useCase.abandonmentRate * 100))%) · time to complete \(summary(useCase.duration))")
+        }
+        lines.append("Network round trip: \(summary(network))")
+        lines.append("Session duration: \(summary(sessions))")
+        return lines.joined(separator: "\n")
+    }
+}
