@@ -58,6 +58,8 @@ let package = Package(
             name: "nflog-demo",
             dependencies: [
                 "NFLogger",
+                "NFLogCollector",
+                "NFLogSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Demo"

@@ -1,0 +1,201 @@
+import ArgumentParser
+import Foundation
+import NFLogCollector
+import NFLogger
+
+/// `nflog-demo`: a simulated app logging through the SDK to a collector, end to end, then the
+/// report: what the SDK did, what the collector stored, and the analysis.
+@main
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "nflog-demo",
+        abstract: "Run a simulated app through the NFLogger SDK into a collector and report what happened.",
+        discussion: "With no arguments it starts its own collector on 127.0.0.1 with Policies/default.json and a fresh database, and exits 0 only if every event recorded reached the collector exactly once.")
+
+    @Option(help: "Use this running nflog-collector (its base URL) instead of an embedded one.")
+    var collector: String?
+
+    @Option(help: "The app key for --collector.")
+    var appKey = "dev-key"
+
+    @Option(help: "The policy the embedded collector serves (default: Policies/default.json).")
+    var policy: String?
+
+    @Option(help: "The app's own mode: disabled, active or specific (it combines with the policy's; the more restrictive wins).")
+    var mode: ModeOption?
+
+    @Option(help: "About how many logging calls the simulated app makes.")
+    var events = 1_500
+
+    @Option(help: "How many sessions (foreground periods) the simulated user has.")
+    var sessions = 8
+
+    @Option(help: "The collector is unreachable for this many seconds, then comes back.")
+    var offlineSeconds: Double = 0
+
+    @Option(help: "Keep the SDK's database here (a second run on the same path delivers what the first left).")
+    var db: String?
+
+    @Option(help: "Append the uuid of every event as its completion reports .recorded, one per line.")
+    var receipts: String?
+
+    @Option(help: "The simulation's seed.")
+    var seed: UInt64 = 42
+
+    @Flag(help: "Print the report as JSON on stdout (the human summary goes to stderr).")
+    var json = false
+
+    @Option(help: "After the simulation, log this many extra point events as fast as the SDK takes them and time their commit and delivery.")
+    var burst = 0
+
+    enum ModeOption: String, ExpressibleByArgument, CaseIterable {
+        case disabled, active, specific
+    }
+
+    func validate() throws {
+        guard events >= 0 else { throw ValidationError("--events must be zero or more") }
+        guard burst >= 0 else { throw ValidationError("--burst must be zero or more") }
+        guard (1...10_000).contains(sessions) else { throw ValidationError("--sessions must be between 1 and 10000") }
+        guard offlineSeconds >= 0, offlineSeconds <= 3_600 else { throw ValidationError("--offline-seconds must be between 0 and 3600") }
+        if let collector {
+            guard let url = URL(string: collector), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw ValidationError("--collector must be an http(s) URL such as http://127.0.0.1:8080")
+            }
+            guard policy == nil else {
+                throw ValidationError("--policy is for the embedded collector; a running collector serves its own (serve --policies DIR)")
+            }
+        }
+    }
+
+    /// Policies/default.json of the source tree this demo was built from.
+    static let defaultPolicy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Policies/default.json")
+
+    func run() async throws {
+        let started = ContinuousClock.now
+        let server: DemoCollector
+        if let collector, let url = URL(string: collector) {
+            server = .remote(url, appKey: appKey)
+        } else {
+            let path = policy.map { URL(fileURLWithPath: $0) } ?? Self.defaultPolicy
+            guard let data = FileManager.default.contents(atPath: path.path) else {
+                throw DemoError("cannot read the policy \(path.path)")
+            }
+            server = try await .embedded(policy: data)
+        }
+        let databaseURL = db.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("nflog-demo-\(UUID().uuidString)").appendingPathComponent("events.sqlite")
+
+        var configuration = Configuration(databaseURL: databaseURL, appID: "com.example.shop", appVersion: "2.1.0")
+        configuration.uploadURL = server.url.appendingPathComponent("v1/events")
+        configuration.policyURL = server.url.appendingPathComponent("v1/policy")
+        configuration.appKey = server.appKey
+        configuration.installID = "nflog-demo-\(seed)"  // sampling decisions are part of the fixed seed
+        configuration.transport = OfflineTransport(real: URLSessionTransport(), online: started + .milliseconds(Int64(offlineSeconds * 1_000)))
+        configuration.upload.interval = .seconds(1)
+        configuration.upload.initialBackoff = .milliseconds(200)
+        configuration.upload.maxBackoff = .seconds(1)
+        configuration.sessionIdleTimeout = .milliseconds(50)
+        let logger = try NFLogger(configuration: configuration)
+        let policyUpdate = await logger.refreshPolicy()
+        if let mode { logger.mode = try Self.mode(mode) }
+
+        let tally = try Tally(receiptsPath: receipts)
+        let status = StatusLine()
+        status.start(logger: logger, tally: tally)
+        var app = SimulatedApp(logger: logger, tally: tally, status: status, sessions: sessions, targetCalls: events, seed: seed)
+        await app.run()
+
+        var burstLine: String?
+        if burst > 0 {
+            status.update(phase: "burst", done: 0, total: 1)
+            burstLine = await Burst(logger: logger, tally: tally, count: burst).run()
+        }
+
+        // Deliver: wait out the offline period and any retries, up to a minute after it.
+        status.update(phase: "delivering", done: app.calls, total: app.calls)
+        var flushed = await logger.flush()
+        let deadline = started + .milliseconds(Int64(offlineSeconds * 1_000)) + .seconds(60)
+        while (flushed.remainingEvents > 0 || flushed.error != nil) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            flushed = await logger.flush()
+        }
+        await status.stop()
+        while tally.counts.calls < app.calls + burst && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))  // the last completions
+        }
+
+        let diagnostics = await logger.diagnostics()
+        await logger.close()
+        let counts = tally.counts
+        // A span's start and end both complete .recorded with the span's id: one event.
+        let ids = Array(Set(tally.recordedIDs))
+        let audit = try await server.countStored(ids)
+        let report = try await server.report()
+        await server.stop()
+        if db == nil { try? FileManager.default.removeItem(at: databaseURL.deletingLastPathComponent()) }
+
+        let exactlyOnce = audit.found == ids.count && audit.missing.isEmpty
+        let filtered = counts.filtered.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        var lines = [
+            "NFLogger \(NFLogger.sdkVersion) demo · seed \(seed) · \(sessions) sessions · \(app.calls) logging calls · collector \(server.url.absoluteString)\(server.isEmbedded ? " (embedded)" : "")\(offlineSeconds > 0 ? " · offline for the first \(offlineSeconds) s" : "")",
+            "Policy: \(Self.describe(policyUpdate, diagnostics.policy)) · app mode \(logger.mode)",
+            "SDK: \(counts.recorded) calls recorded (\(ids.count) events) · \(counts.filteredTotal) filtered\(filtered.isEmpty ? "" : " (\(filtered))") · \(counts.disabled) disabled · \(counts.failed) failed",
+            "Uploads: \(diagnostics.uploadedEvents) events in \(diagnostics.uploadedBatches) batches · \(diagnostics.retriedUploads) retries · \(diagnostics.quarantinedEvents) quarantined · \(diagnostics.waitingForUpload) waiting · \(diagnostics.prunedEvents) pruned",
+            report.render(),
+        ]
+        if let burstLine { lines.insert(burstLine, at: 4) }
+        let verdict = exactlyOnce
+            ? "OK: all \(ids.count) events recorded in this run reached the collector exactly once."
+            : "FAILED: \(ids.count - audit.found) of the \(ids.count) events recorded in this run are not at the collector (\(flushed.error.map { "\($0)" } ?? "still waiting"))."
+        lines.append(verdict)
+        let text = lines.joined(separator: "\n") + "\n"
+        if json {
+            FileHandle.standardError.write(Data(text.utf8))
+            let summary = DemoSummary(
+                seed: seed, sessions: sessions, calls: app.calls, recorded: counts.recorded, filtered: counts.filtered,
+                disabled: counts.disabled, failed: counts.failed, uploaded: diagnostics.uploadedEvents,
+                retried: diagnostics.retriedUploads, quarantined: diagnostics.quarantinedEvents,
+                waiting: diagnostics.waitingForUpload, reachedCollector: audit.found, exactlyOnce: exactlyOnce, collector: report)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            FileHandle.standardOutput.write(try encoder.encode(summary) + Data("\n".utf8))
+        } else {
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
+        if !exactlyOnce { throw ExitCode.failure }
+    }
+
+    static func mode(_ option: ModeOption) throws -> LogMode {
+        switch option {
+        case .disabled: .disabled
+        case .active: .active
+        case .specific: .specific(try EventRules(allow: ["app.**", "screen.*", "form.**", "flow.**", "net.**"]))
+        }
+    }
+
+    static func describe(_ update: PolicyUpdate, _ status: PolicyStatus) -> String {
+        switch update {
+        case .applied, .unchanged: "from the collector (\(status.etag ?? "no ETag"))"
+        case .notServed: "none served (the configuration's defaults apply)"
+        case .rejected(let error): "refused (\(error)); defaults apply"
+        case .failed(let error): "not fetched (\(error)); \(status.source == .none ? "defaults apply" : "the \(status.source.rawValue) policy applies")"
+        }
+    }
+}
+
+/// The demo's result, as `--json` prints it.
+struct DemoSummary: Codable {
+    let seed: UInt64
+    let sessions, calls, recorded: Int
+    let filtered: [String: Int]
+    let disabled, failed, uploaded, retried, quarantined, waiting, reachedCollector: Int
+    let exactlyOnce: Bool
+    let collector: AnalyticsReport
+
+    enum CodingKeys: String, CodingKey {
+        case seed, sessions, calls, recorded, filtered, disabled, failed, uploaded, retried, quarantined, waiting, collector
+        case reachedCollector = "reached_collector"
+        case exactlyOnce = "exactly_once"
+    }
+}

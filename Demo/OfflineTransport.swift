@@ -1,0 +1,16 @@
+import Foundation
+import NFLogger
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The network as the simulated app sees it: unreachable until `online`, then the real thing.
+struct OfflineTransport: HTTPTransport {
+    let real: URLSessionTransport
+    let online: ContinuousClock.Instant
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        if ContinuousClock.now < online { throw URLError(.notConnectedToInternet) }
+        return try await real.send(request)
+    }
+}
