@@ -128,7 +128,7 @@ struct PolicyTests {
             DispatchQueue.global().async {
                 DispatchQueue.concurrentPerform(iterations: threads) { _ in
                     var index = 0, afterSwitch = 0
-                    while index < 2_000 || afterSwitch < 300 {
+                    while (index < 2_000 || afterSwitch < 300) && index < 100_000 {
                         let begunAfterSwitch = switched.load(ordering: .sequentiallyConsistent)
                         if begunAfterSwitch { afterSwitch += 1 }
                         calls.withLock { $0.started += 1; if begunAfterSwitch { $0.afterSwitch += 1 } }
@@ -157,8 +157,10 @@ struct PolicyTests {
         #expect(result.done == result.started && result.recorded + result.disabled + result.backpressure == result.done)
         #expect(result.afterSwitch >= threads * 300)
         #expect(result.recordedAfterSwitch == 0, "a call begun after the policy took effect was recorded")
-        let stored = await logger.diagnostics().storedPointEvents
-        #expect(stored == result.recorded, "\(stored) stored, \(result.recorded) recorded, \(result.backpressure) refused")
+        let diagnostics = await logger.diagnostics()
+        // Whatever the byte or row limit dropped is counted, never silent.
+        #expect(diagnostics.storedPointEvents + diagnostics.prunedEvents == result.recorded,
+                "\(diagnostics.storedPointEvents) stored + \(diagnostics.prunedEvents) pruned vs \(result.recorded) recorded, \(result.backpressure) refused")
         await logger.close()
         await collector.stop()
     }
@@ -374,8 +376,14 @@ struct PolicyTests {
         var configuration = policyConfiguration(scratch, collector)
         configuration.defaultPolicy = try Policy.parse(Data(#"{"version":1,"mode":"active","rules":{"deny":["debug.*"]}}"#.utf8))
         let logger = try NFLogger(configuration: configuration)
-        _ = await settledPolicy(logger)
-        #expect(await logger.logEvent(name: "ui.tap") == .disabled)
+        #expect(await settledPolicy(logger) == .applied)
+        // Observe the policy in force, if this (possibly very loaded) machine let us get here
+        // before it expired; the decision is made when the call is made, so timing it is exact.
+        let beforeCall = Date()
+        let status = await logger.logEvent(name: "ui.tap")
+        if beforeCall < soon.addingTimeInterval(-0.2) {
+            #expect(status == .disabled)
+        }
         try await Task.sleep(for: .milliseconds(Int64(max(0, soon.timeIntervalSinceNow) * 1_000) + 800))
         #expect(await logger.logEvent(name: "ui.tap").isRecorded)
         #expect(await logger.logEvent(name: "debug.x") == .filtered(.denied))
