@@ -11,6 +11,7 @@ let package = Package(
         // For app developers' tests: a real collector in-process on loopback.
         .library(name: "NFLoggerTesting", targets: ["NFLoggerTesting"]),
         .executable(name: "nflog-demo", targets: ["nflog-demo"]),
+        .executable(name: "nflog-bench", targets: ["nflog-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
@@ -63,6 +64,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Demo"
+        ),
+        // The benchmark: scripts/bench builds it in release mode and runs it.
+        .executableTarget(
+            name: "nflog-bench",
+            dependencies: [
+                "NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks"
         ),
         // Spawned by the durability tests (kill -9, a full disk, a million events offline).
         .executableTarget(

@@ -21,8 +21,19 @@ public struct JSONWriter {
         bytes.append(contentsOf: text.utf8)
     }
 
+    /// Writes the digits straight into the buffer: no String is allocated per number.
     public mutating func writeInteger(_ value: Int64) {
-        writeNumber(String(value))
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
     }
 
     /// Writes a finite Double as the shortest text that reads back as the same value; JSON has

@@ -83,8 +83,10 @@ public struct Configuration: Sendable {
         /// Upload as soon as this many events were recorded since the last upload, without
         /// waiting for the interval. Default: 500.
         public var countThreshold = 500
-        /// The most events in one batch. Default: 500.
-        public var batchMaxEvents = 500
+        /// The most events in one batch. Default: 1,000 (about 20 KB gzip-compressed for typical
+        /// events); each batch costs a request and a transaction on both sides, so fewer, larger
+        /// batches deliver a backlog faster (scripts/bench: 100,000 events in ~0.94 s vs ~1.07 s at 500).
+        public var batchMaxEvents = 1_000
         /// The most bytes of JSON in one batch, before compression. Default: 512 KiB.
         public var batchMaxBytes = 512 * 1024
         /// How many batches may be in flight at once. Default: 2, so the device prepares the next

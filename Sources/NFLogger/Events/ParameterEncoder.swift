@@ -56,6 +56,14 @@ protocol ParameterValue {
 
 extension JSONWriter {
     mutating func writeValue(_ value: Any, depth: Int) throws(ParameterFailure) {
+        // The common types first, matched by their exact type: a cast to a protocol walks the
+        // runtime's conformance tables and was most of the log call's cost (perf, issue 7).
+        // Matching the exact type also keeps NSNumber out of these branches (no bridging).
+        let valueType = type(of: value)
+        if valueType == String.self, let string = value as? String { return writeString(string) }
+        if valueType == Int.self, let integer = value as? Int { return writeInteger(Int64(integer)) }
+        if valueType == Double.self, let double = value as? Double { return try double.write(to: &self, depth: depth) }
+        if valueType == Bool.self, let bool = value as? Bool { return try bool.write(to: &self, depth: depth) }
         guard let value = value as? any ParameterValue else {
             throw ParameterFailure(path: [], reason: "values of type \(type(of: value)) are not JSON-compatible; use String, Int, Double, Bool, nil, arrays or [String: Any]")
         }
@@ -134,7 +142,7 @@ extension IntegerParameterValue {
         guard let value = Int64(exactly: self) else {
             throw ParameterFailure(path: [], reason: "\(self) does not fit in a 64-bit signed integer")
         }
-        writer.writeNumber(String(value))
+        writer.writeInteger(value)
     }
 }
 extension Int: IntegerParameterValue {}

@@ -66,8 +66,10 @@ final class Outbox {
         quarantineCount = try connection.prepare("SELECT count(*) FROM quarantined_events")
         maxPointID = try connection.prepare("SELECT coalesce(max(id), 0) FROM point_events")
         maxSpanID = try connection.prepare("SELECT coalesce(max(id), 0) FROM span_events")
-        pointsUpTo = try connection.prepare("SELECT count(*) FROM point_events WHERE id <= ?")
-        spansUpTo = try connection.prepare("SELECT count(*) FROM span_events WHERE id <= ? AND end_ms IS NOT NULL")
+        // EXISTS, not count(*): the uploader asks after every batch, and a count walks every row
+        // below the watermark (quadratic over a large backlog, found by the benchmark).
+        pointsUpTo = try connection.prepare("SELECT EXISTS (SELECT 1 FROM point_events WHERE id <= ?)")
+        spansUpTo = try connection.prepare("SELECT EXISTS (SELECT 1 FROM span_events WHERE id <= ? AND end_ms IS NOT NULL)")
     }
 
     /// The newest rows stored now; a flush waits for everything up to them.
@@ -81,13 +83,13 @@ final class Outbox {
                   span: try maxSpanID.collect { $0.int64(at: 0) }.first ?? 0)
     }
 
-    /// Events at or below the watermark still on the device and ready (or in a batch).
-    func waitingCount(upTo watermark: Watermark) throws(SQLiteError) -> Int {
+    /// Whether any event at or below the watermark is still on the device and ready (or in a batch).
+    func hasWaiting(upTo watermark: Watermark) throws(SQLiteError) -> Bool {
         try pointsUpTo.bind(watermark.point, at: 1)
         try spansUpTo.bind(watermark.span, at: 1)
         let points = try pointsUpTo.collect { $0.int64(at: 0) }.first ?? 0
         let spans = try spansUpTo.collect { $0.int64(at: 0) }.first ?? 0
-        return Int(points + spans)
+        return points + spans > 0
     }
 
     private var eventTables: [any EventTable] { [tables.table(for: .point), tables.table(for: .span)] }

@@ -201,24 +201,27 @@ final class Uploader: @unchecked Sendable {
     }
 
     private func send(_ batch: OutgoingBatch) {
-        let body: [UInt8]
-        do { body = try Gzip.compress(batch.body, level: settings.gzipLevel) } catch {
-            return backOff(.encoding("\(error)"), retryAfter: nil)
-        }
-        let request = HTTPRequest(url: url, method: "POST", headers: [
-            "Content-Type": "application/json",
-            "Content-Encoding": "gzip",
-            WireProtocol.appKeyHeader: appKey,
-            "User-Agent": "\(NFLogger.sdkName)/\(NFLogger.sdkVersion)",
-        ], body: Data(body))
         inFlight[batch.rowID] = batch
         database.inFlightBatches.insert(batch.rowID)
         recordedSinceUpload = 0
-        logger.trace("uploading batch", metadata: ["batch": "\(batch.id)", "events": "\(batch.events.count)", "bytes": "\(body.count)"])
-        let transport = self.transport
+        let (transport, url, appKey, level, logger) = (self.transport, self.url, self.appKey, settings.gzipLevel, self.logger)
         Task {
+            // Compressed here, off the serial queue, so the next batch is prepared (and events are
+            // written) while this one is compressed: the pipeline overlaps on a 2-core device.
             let outcome: Result<HTTPResponse, any Error>
-            do { outcome = .success(try await transport.send(request)) } catch { outcome = .failure(error) }
+            do {
+                let body = try Gzip.compress(batch.body, level: level)
+                logger.trace("uploading batch", metadata: ["batch": "\(batch.id)", "events": "\(batch.events.count)", "bytes": "\(body.count)"])
+                let request = HTTPRequest(url: url, method: "POST", headers: [
+                    "Content-Type": "application/json",
+                    "Content-Encoding": "gzip",
+                    WireProtocol.appKeyHeader: appKey,
+                    "User-Agent": "\(NFLogger.sdkName)/\(NFLogger.sdkVersion)",
+                ], body: Data(body))
+                outcome = .success(try await transport.send(request))
+            } catch {
+                outcome = .failure(error)
+            }
             self.queue.async { self.settle(batch, outcome) }
         }
     }
@@ -240,13 +243,15 @@ final class Uploader: @unchecked Sendable {
     private func handle(_ batch: OutgoingBatch, _ outcome: Result<HTTPResponse, any Error>) {
         let response: HTTPResponse
         switch outcome {
+        case .failure(let error as GzipError):
+            return backOff(.encoding("\(error)"), retryAfter: nil)
         case .failure(let error):
             return retry(batch, .network(Self.describe(error)), retryAfter: nil)
         case .success(let value):
             response = value
         }
         let status = response.status
-        let message = Self.message(in: response)
+        var message: String { Self.message(in: response) }  // read only when something went wrong
         switch status {
         case 200..<300:
             do {
@@ -355,8 +360,8 @@ final class Uploader: @unchecked Sendable {
         var done: [PendingFlush] = []
         flushes.removeAll { flush in
             guard let watermark = flush.watermark,
-                  let left = try? database.withOutbox({ (outbox) throws(SQLiteError) in try outbox.waitingCount(upTo: watermark) }),
-                  left == 0 else { return false }
+                  let waiting = try? database.withOutbox({ (outbox) throws(SQLiteError) in try outbox.hasWaiting(upTo: watermark) }),
+                  !waiting else { return false }
             done.append(flush)
             return true
         }

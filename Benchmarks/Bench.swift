@@ -1,0 +1,188 @@
+import ArgumentParser
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import NFLogger
+
+/// `nflog-bench [--quick]`: the figures, measured side by side in one run, human lines first
+/// and a JSON object with every figure on the last line.
+@main
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "nflog-bench",
+        abstract: "Benchmark the NFLogger SDK and collector (build with -c release; scripts/bench does).",
+        subcommands: [Run.self, OfflineChild.self],
+        defaultSubcommand: Run.self)
+}
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the benchmark.")
+
+    @Flag(help: "A smoke variant of a few seconds (smaller counts), for CI.")
+    var quick = false
+
+    @Option(help: "Run only these phases, for profiling one (comma-separated: \(Phase.allCases.map(\.rawValue).joined(separator: ", "))).",
+            transform: { text in
+                try text.split(separator: ",").map { name in
+                    guard let phase = Phase(rawValue: String(name)) else { throw ValidationError("unknown phase '\(name)'") }
+                    return phase
+                }
+            })
+    var only: [Phase] = Phase.allCases
+
+    enum Phase: String, CaseIterable {
+        case logCall = "log-call", durable, e2e, collector, memory
+    }
+
+    func run() async throws {
+        #if DEBUG
+        note("warning: this is a debug build; the figures mean little (scripts/bench builds with -c release)")
+        #endif
+        var report = Report()
+        // Each phase starts with the disk's write-back done (sync), so one phase's writes do not
+        // slow the next one down.
+        if only.contains(.logCall) { sync(); try await logCall(&report) }
+        if only.contains(.durable) { sync(); try await durable(&report) }
+        if only.contains(.e2e) { sync(); try await endToEnd(&report) }
+        if only.contains(.collector) { sync(); try await collector(&report) }
+        if only.contains(.memory) { sync(); try memory(&report) }
+        report.figures["machine_cpus"] = Double(ProcessInfo.processInfo.activeProcessorCount)
+        report.figures["quick"] = quick ? 1 : 0
+        print(report.lines.joined(separator: "\n"))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        print(String(decoding: try encoder.encode(report.figures), as: UTF8.self))
+    }
+
+    /// Human lines for the terminal and the figures for the JSON line.
+    struct Report {
+        var figures: [String: Double] = [:]
+        var lines: [String] = []
+
+        mutating func add(_ key: String, _ value: Double, places: Int = 0) {
+            let scale = pow(10, Double(places))
+            figures[key] = (value * scale).rounded() / scale
+        }
+    }
+
+    private func logCall(_ report: inout Report) async throws {
+        let calls = quick ? 20_000 : 100_000
+        note("1/6 the log call (\(calls) calls each)…")
+        let cases = [
+            Phases.LogCallCase(key: "active", label: "active", mode: .active, completion: false),
+            Phases.LogCallCase(key: "active_completion", label: "active with completion", mode: .active, completion: true),
+            Phases.LogCallCase(key: "disabled", label: "disabled", mode: .disabled, completion: false),
+        ]
+        let results = try await Phases.logCall(cases, calls: calls)
+        for (item, result) in zip(cases, results) {
+            report.add("log_call_\(item.key)_median_ns", Double(result.median))
+            report.add("log_call_\(item.key)_p99_ns", Double(result.p99))
+            report.lines.append(padded("log call, \(item.label):") + "median \(result.median) ns · p99 \(result.p99) ns")
+        }
+    }
+
+    private func durable(_ report: inout Report) async throws {
+        let events = quick ? 100_000 : 1_000_000
+        note("2/6 durable throughput and 3/6 the raw SQLite baseline (\(events) each)…")
+        let durable = try await Phases.durable(events: events)
+        let baseline = try Phases.sqliteBaseline(rows: events)
+        report.add("durable_events_per_s", durable)
+        report.add("sqlite_baseline_rows_per_s", baseline)
+        report.add("durable_to_baseline_ratio", durable / baseline, places: 3)
+        report.lines.append(padded("durable throughput:") + "\(Int(durable)) events/s (log call → SQLite commit, \(events) events)")
+        report.lines.append(padded("raw SQLite baseline:") + "\(Int(baseline)) rows/s (WAL, synchronous=NORMAL, 1,000 rows per transaction)")
+        report.lines.append(padded("durable ÷ baseline:") + String(format: "%.2f", durable / baseline))
+    }
+
+    private func endToEnd(_ report: inout Report) async throws {
+        note("4/6 end to end…")
+        for events in quick ? [20_000] : [100_000, 1_000_000] {
+            // The shorter run is the noisier: its median of three is reported (and its range).
+            let runs = events <= 100_000 && !quick ? 3 : 1
+            var results: [Phases.EndToEnd] = []
+            for _ in 0..<runs {
+                results.append(try await Phases.endToEnd(events: events))
+                sync()
+            }
+            results.sort { $0.seconds < $1.seconds }
+            let result = results[results.count / 2]
+            let key = events >= 1_000_000 ? "e2e_\(events / 1_000_000)m" : "e2e_\(events / 1_000)k"
+            report.add("\(key)_seconds", result.seconds, places: 3)
+            report.add("\(key)_events_per_s", result.eventsPerSecond)
+            report.add("\(key)_wire_bytes_per_event", result.wireBytesPerEvent, places: 1)
+            report.add("\(key)_compression_ratio", result.compressionRatio, places: 2)
+            var line = padded("end to end, \(events) events:") + String(format: "%.3f s · %.0f events/s · %.1f bytes on the wire per event · gzip ratio %.1f",
+                result.seconds, result.eventsPerSecond, result.wireBytesPerEvent, result.compressionRatio)
+            if runs > 1, let fastest = results.first, let slowest = results.last {
+                report.add("\(key)_seconds_min", fastest.seconds, places: 3)
+                report.add("\(key)_seconds_max", slowest.seconds, places: 3)
+                line += String(format: " (median of %d runs: %.3f–%.3f s)", runs, fastest.seconds, slowest.seconds)
+            }
+            report.lines.append(line)
+        }
+    }
+
+    private func collector(_ report: inout Report) async throws {
+        let events = quick ? 20_000 : 200_000
+        note("5/6 the collector (\(events) events, 4 clients)…")
+        let ingest = try await Phases.collectorIngest(events: events)
+        report.add("collector_ingest_events_per_s", ingest)
+        report.lines.append(padded("collector ingest:") + "\(Int(ingest)) events/s (4 clients, gzip batches of 500)")
+    }
+
+    private func memory(_ report: inout Report) throws {
+        let events = quick ? 100_000 : 1_000_000
+        note("6/6 memory, \(events) events offline (in a child process)…")
+        let offline = try OfflineChild.spawn(events: events)
+        report.add("offline_peak_rss_mb", offline.peakRSS, places: 1)
+        report.add("offline_start_rss_mb", offline.startRSS, places: 1)
+        report.add("database_bytes_per_event", offline.bytesPerEvent, places: 1)
+        report.lines.append(padded("offline, \(events) events:") + String(format: "peak RSS %.1f MB (%.1f MB before the SDK started) · %.1f database bytes per event",
+            offline.peakRSS, offline.startRSS, offline.bytesPerEvent))
+    }
+
+    private func padded(_ label: String) -> String {
+        label.padding(toLength: max(label.count + 1, 38), withPad: " ", startingAt: 0)
+    }
+}
+
+/// The memory phase runs in a child process, so its peak RSS is its own.
+struct OfflineChild: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "offline-child", abstract: "(internal) log events with the collector unreachable.", shouldDisplay: false)
+
+    @Option var events: Int
+
+    func run() async throws {
+        let startRSS = currentRSSMegabytes()  // the process before the SDK: runtime, Foundation, linked libraries
+        let directory = scratchDirectory("offline")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = Phases.configuration(directory, pending: 20_000)
+        configuration.uploadURL = URL(string: "http://127.0.0.1:9/v1/events")  // nothing listens there
+        configuration.appKey = "dev-key"
+        configuration.upload.maxBackoff = .seconds(1)
+        let logger = try NFLogger(configuration: configuration)
+        _ = await Phases.produce(logger, events: events)
+        let diagnostics = await logger.diagnostics()
+        await logger.close()
+        let path = directory.appendingPathComponent("events.sqlite").path
+        let bytes = fileSize(path) + fileSize(path + "-wal")
+        print(#"{"peak_rss_mb":\#(peakRSSMegabytes()),"start_rss_mb":\#(startRSS),"bytes":\#(bytes),"stored":\#(diagnostics.storedPointEvents)}"#)
+    }
+
+    static func spawn(events: Int) throws -> (peakRSS: Double, startRSS: Double, bytesPerEvent: Double) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["offline-child", "--events", String(events)]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let peak = object["peak_rss_mb"] as? Double, let startRSS = object["start_rss_mb"] as? Double, let bytes = object["bytes"] as? Int, let stored = object["stored"] as? Int, stored > 0 else {
+            throw BenchError("the offline child printed \(String(decoding: data, as: UTF8.self))")
+        }
+        return (peak, startRSS, Double(bytes) / Double(stored))
+    }
+}

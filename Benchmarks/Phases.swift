@@ -1,0 +1,308 @@
+import Dispatch
+import Foundation
+import NFLogCollector
+import NFLogSupport
+import NFLogger
+import NFLoggerTesting
+import Synchronization
+
+/// Each benchmark phase, measured with the SDK's public API (and, for the baseline, the same
+/// SQLite wrapper and library the SDK uses).
+enum Phases {
+    static let noop: LogCompletion = { _ in }
+
+    static func configuration(_ directory: URL, pending: Int = 200_000) -> Configuration {
+        var configuration = Configuration(databaseURL: directory.appendingPathComponent("events.sqlite"), appID: "com.example.bench", appVersion: "1.0")
+        configuration.limits.maxPendingEvents = pending
+        configuration.limits.maxPendingBytes = max(16 << 20, pending * 400)
+        configuration.limits.maxStoredEvents = 10_000_000
+        configuration.limits.maxDatabaseBytes = 4 << 30
+        return configuration
+    }
+
+    // MARK: 1. The log call, on the caller's thread
+
+    /// One way of calling `logEvent` whose cost is measured.
+    struct LogCallCase: Sendable {
+        let key: String
+        let label: String
+        let mode: LogMode
+        let completion: Bool
+    }
+
+    /// Times each `logEvent` call on this thread: median and p99 in nanoseconds per case.
+    ///
+    /// The cases take turns, in rounds of 1/5 of the calls each, so that a slower spell of this
+    /// (virtual) machine falls on all of them alike rather than on whichever ran then.
+    static func logCall(_ cases: [LogCallCase], calls: Int) async throws -> [(median: UInt64, p99: UInt64)] {
+        var loggers: [NFLogger] = []
+        var directories: [URL] = []
+        defer { for directory in directories { try? FileManager.default.removeItem(at: directory) } }
+        for item in cases {
+            let directory = scratchDirectory("call")
+            directories.append(directory)
+            var configuration = configuration(directory, pending: calls + 10_000)
+            configuration.mode = item.mode
+            let logger = try NFLogger(configuration: configuration)
+            _ = await logger.logEvent(name: "warm.up")  // the database is open
+            for index in 0..<2_000 { logger.logEvent(name: "ui.tap", parameters: ["screen": "home", "button": "buy", "index": index], completion: nil) }
+            _ = await logger.flush()
+            loggers.append(logger)
+        }
+        let rounds = 5
+        var samples = [[UInt64]](repeating: [], count: cases.count)
+        for round in 0..<rounds {
+            for (index, item) in cases.enumerated() {
+                let logger = loggers[index]
+                let handler = item.completion ? noop : nil
+                var times = [UInt64](repeating: 0, count: calls / rounds)
+                for call in times.indices {
+                    let parameters: [String: Any] = ["screen": "home", "button": "buy", "index": round * calls + call]  // built by the app, not timed
+                    let start = nanoseconds()
+                    logger.logEvent(name: "ui.tap", parameters: parameters, completion: handler)
+                    times[call] = nanoseconds() - start
+                }
+                samples[index] += times
+                _ = await logger.flush()  // this case's writes are done before the next case runs
+            }
+        }
+        for logger in loggers { await logger.close() }
+        return samples.map { times in
+            let sorted = times.sorted()
+            return (percentile(50, sorted), percentile(99, sorted))
+        }
+    }
+
+    // MARK: 2. Durable throughput
+
+    /// Events per second from the first log call to the last commit, from one producer keeping
+    /// at most 10,000 events uncommitted; every call must have been recorded.
+    static func durable(events: Int) async throws -> Double {
+        let directory = scratchDirectory("durable")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let logger = try NFLogger(configuration: configuration(directory))
+        _ = await logger.logEvent(name: "warm.up")
+        let elapsed = await produce(logger, events: events)
+        let recorded = await logger.diagnostics().recorded
+        await logger.close()
+        guard recorded == events + 1 else { throw BenchError("durable: \(recorded - 1) of \(events) events recorded") }
+        return Double(events) / seconds(elapsed)
+    }
+
+    /// Logs `events` typical point events from one thread as an app would, without completion
+    /// handlers, keeping at most `window` of them uncommitted: every 1,000th call carries a
+    /// completion, and completions arrive in commit order. Returns the time to the last commit.
+    static func produce(_ logger: NFLogger, events: Int, window: Int = 10_000) async -> Duration {
+        let stride = 1_000
+        let start = ContinuousClock.now
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let tokens = DispatchSemaphore(value: max(1, window / stride))
+            DispatchQueue.global().async {
+                for index in 0..<events {
+                    let parameters: [String: Any] = ["screen": "home", "button": "buy", "index": index]
+                    guard index % stride == stride - 1 || index == events - 1 else {
+                        logger.logEvent(name: "ui.tap", parameters: parameters)
+                        continue
+                    }
+                    tokens.wait()
+                    let last = index == events - 1
+                    logger.logEvent(name: "ui.tap", parameters: parameters) { _ in
+                        tokens.signal()
+                        if last { done.resume() }
+                    }
+                }
+            }
+        }
+        return ContinuousClock.now - start
+    }
+
+    // MARK: 3. The raw SQLite baseline
+
+    /// Rows of the point table's shape inserted with a prepared statement, 1,000 per transaction,
+    /// WAL and synchronous=NORMAL, through the same wrapper and libsqlite3 the SDK uses.
+    static func sqliteBaseline(rows: Int) throws -> Double {
+        let directory = scratchDirectory("baseline")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let connection = try SQLiteConnection(path: directory.appendingPathComponent("raw.sqlite").path, busyTimeoutMilliseconds: 5_000)
+        try connection.enableWriteAheadLog()
+        try connection.execute("""
+            CREATE TABLE point_events (id INTEGER PRIMARY KEY, uuid BLOB NOT NULL, session_id INTEGER NOT NULL, name TEXT NOT NULL,
+                type TEXT NOT NULL, parameters TEXT, timestamp_ms INTEGER NOT NULL, priority INTEGER NOT NULL DEFAULT 0, batch_id INTEGER);
+            CREATE INDEX point_events_batch ON point_events(batch_id) WHERE batch_id IS NOT NULL;
+            """)
+        let insert = try connection.prepare("""
+            INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms, priority) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """)
+        // Each transaction's rows (a random uuid, the parameters JSON) are made before its clock
+        // starts, so the baseline times SQLite alone.
+        var generator = SystemRandomNumberGenerator()  // UUID() reads /dev/urandom each time: slow to prepare
+        var uuids = [UUID](repeating: UUID.nilUUID, count: 1_000)
+        var parameters = [String](repeating: "", count: 1_000)
+        var elapsed = Duration.zero
+        var row = 0
+        while row < rows {
+            let count = min(1_000, rows - row)
+            for index in 0..<count {
+                uuids[index] = UUID(uuid: unsafeBitCast((generator.next() as UInt64, generator.next() as UInt64), to: uuid_t.self))
+                parameters[index] = #"{"screen":"home","button":"buy","index":\#(row + index)}"#
+            }
+            let start = ContinuousClock.now
+            try connection.transaction { () throws(SQLiteError) in
+                for index in 0..<count {
+                    try insert.bind(uuids[index], at: 1)
+                    try insert.bind(Int64(1), at: 2)
+                    try insert.bind("ui.tap", at: 3)
+                    try insert.bind("event", at: 4)
+                    try insert.bind(parameters[index], at: 5)
+                    try insert.bind(Int64(1_750_000_000_000 + row + index), at: 6)
+                    try insert.bind(Int64(0), at: 7)
+                    try insert.run()
+                }
+            }
+            elapsed += ContinuousClock.now - start
+            row += count
+        }
+        return Double(rows) / seconds(elapsed)
+    }
+
+    // MARK: 4. End to end
+
+    struct EndToEnd {
+        let seconds: Double
+        let eventsPerSecond: Double
+        let wireBytesPerEvent: Double
+        let compressionRatio: Double
+    }
+
+    /// N events logged and delivered to a collector on 127.0.0.1 (in this process, over HTTP).
+    static func endToEnd(events: Int) async throws -> EndToEnd {
+        let (collector, collectorDirectory) = try await TestCollector.startScratch()
+        let directory = scratchDirectory("e2e")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = configuration(directory)
+        configuration.uploadURL = collector.eventsURL
+        configuration.appKey = TestCollector.appKey
+        let transport = CountingTransport()
+        configuration.transport = transport
+        let logger = try NFLogger(configuration: configuration)
+        _ = await logger.flush()  // the database is open, the uploader started
+
+        let start = ContinuousClock.now
+        _ = await produce(logger, events: events)
+        var result = await logger.flush()
+        while result.remainingEvents > 0 || result.error != nil {
+            try await Task.sleep(for: .milliseconds(5))
+            result = await logger.flush()
+        }
+        let elapsed = seconds(ContinuousClock.now - start)
+        await logger.close()
+        let stored = try await collector.stats().eventsStored
+        await collector.stop(removing: collectorDirectory)
+        guard stored == events else { throw BenchError("end to end: \(stored) of \(events) events stored") }
+        let traffic = transport.traffic
+        return EndToEnd(seconds: elapsed, eventsPerSecond: Double(events) / elapsed,
+                        wireBytesPerEvent: Double(traffic.bytes) / Double(events),
+                        compressionRatio: traffic.sampleInflated > 0 ? Double(traffic.sampleInflated) / Double(traffic.sampleCompressed) : 0)
+    }
+
+    // MARK: 5. The collector
+
+    /// Events per second a collector ingests from 4 concurrent clients sending gzip batches of 500.
+    static func collectorIngest(events: Int) async throws -> Double {
+        let (collector, collectorDirectory) = try await TestCollector.startScratch()
+        let batches = (0..<(events / 500)).map { makeBatch(events: 500, batchNumber: $0) }
+        let clients = 4
+        let start = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in 0..<clients {
+                group.addTask {
+                    let transport = URLSessionTransport()
+                    for index in stride(from: client, to: batches.count, by: clients) {
+                        let response = try await transport.send(HTTPRequest(url: collector.eventsURL, method: "POST",
+                            headers: [WireProtocol.appKeyHeader: TestCollector.appKey, "Content-Encoding": "gzip",
+                                      "Content-Type": "application/json"], body: batches[index]))
+                        guard response.status == 200 else { throw BenchError("collector answered \(response.status)") }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let elapsed = seconds(ContinuousClock.now - start)
+        let stored = try await collector.stats().eventsStored
+        await collector.stop(removing: collectorDirectory)
+        guard stored == batches.count * 500 else { throw BenchError("collector: \(stored) of \(batches.count * 500) stored") }
+        return Double(stored) / elapsed
+    }
+
+    /// A gzip batch of `events` typical events as the SDK sends them: UUIDv7 event ids (time
+    /// first, so the collector's de-duplication index grows at its end), one session.
+    static func makeBatch(events: Int, batchNumber: Int) -> Data {
+        var random = SystemRandomNumberGenerator()
+        func uuid(milliseconds: Int64) -> String {
+            let ms = UInt64(milliseconds) & 0xFFFF_FFFF_FFFF
+            let a: UInt64 = random.next(), b: UInt64 = random.next()
+            let high = ms << 16 | 0x7000 | (a & 0x0FFF), low = 0x8000_0000_0000_0000 | (b >> 2)
+            let hex = String(high, radix: 16).leftPadded(16) + String(low, radix: 16).leftPadded(16)
+            let characters = Array(hex)
+            return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
+        }
+        let start = Int64(1_750_000_000_000 + batchNumber * events)
+        let session = UUID().uuidString.lowercased()
+        var body = #"{"version":1,"batch_id":"\#(uuid(milliseconds: start))","sent_at":\#(start + Int64(events)),"sdk":{"name":"NFLogger","version":"0.1.0"},"context":{"app_id":"com.example.bench","app_version":"1.0","os_name":"Linux","os_version":"6","locale":"en","sessions":[{"id":"\#(session)","started_at":\#(start)}]},"events":["#
+        for index in 0..<events {
+            if index > 0 { body += "," }
+            let timestamp = start + Int64(index)
+            body += #"{"uuid":"\#(uuid(milliseconds: timestamp))","session":"\#(session)","name":"ui.tap","kind":"point","type":"event","timestamp":\#(timestamp),"parameters":{"screen":"home","button":"buy","index":\#(index)}}"#
+        }
+        body += "]}"
+        return Data((try? Gzip.compress(Array(body.utf8), level: 6)) ?? [])
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}
+
+/// Sums what goes on the wire (body and header bytes) and keeps a sample for the compression ratio.
+final class CountingTransport: HTTPTransport {
+    private let real = URLSessionTransport()
+    private let totals = Mutex<(bytes: Int, sampleCompressed: Int, sampleInflated: Int, requests: Int)>((0, 0, 0, 0))
+
+    var traffic: (bytes: Int, sampleCompressed: Int, sampleInflated: Int) {
+        totals.withLock { ($0.bytes, $0.sampleCompressed, $0.sampleInflated) }
+    }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        // Request line and headers as HTTP/1.1 writes them, plus the body.
+        let head = "POST \(request.url.path) HTTP/1.1\r\nHost: \(request.url.host ?? ""):\(request.url.port ?? 80)\r\nContent-Length: \(request.body.count)\r\n"
+            + request.headers.map { "\($0.key): \($0.value)\r\n" }.joined() + "\r\n"
+        let sample = totals.withLock { state -> Bool in
+            state.bytes += head.utf8.count + request.body.count
+            state.requests += 1
+            return state.requests % 10 == 1
+        }
+        if sample, let inflated = try? Gzip.decompress(Array(request.body), maxOutputBytes: 64 << 20) {
+            totals.withLock { $0.sampleCompressed += request.body.count; $0.sampleInflated += inflated.count }
+        }
+        return try await real.send(request)
+    }
+}
+
+extension TestCollector {
+    /// A collector on 127.0.0.1 (a free port) in this process, its database in a scratch directory.
+    static func startScratch() async throws -> (TestCollector, URL) {
+        let directory = scratchDirectory("collector")
+        return (try await TestCollector.start(databasePath: directory.appendingPathComponent("collector.sqlite").path), directory)
+    }
+
+    /// Stops it gracefully and deletes its database.
+    func stop(removing directory: URL) async {
+        await stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
