@@ -16,6 +16,7 @@ struct Bench: AsyncParsableCommand {
         defaultSubcommand: Run.self)
 }
 
+/// `nflog-bench run`: every phase (or those `--only` names), in this order.
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the benchmark.")
 
@@ -31,6 +32,7 @@ struct Run: AsyncParsableCommand {
             })
     var only: [Phase] = Phase.allCases
 
+    /// The phases, named as `--only` takes them.
     enum Phase: String, CaseIterable {
         case logCall = "log-call", durable, e2e, collector, memory
     }
@@ -75,20 +77,25 @@ struct Run: AsyncParsableCommand {
             Phases.LogCallCase(key: "disabled", label: "disabled", mode: .disabled, completion: false),
         ]
         let results = try await Phases.logCall(cases, calls: calls)
+        let overhead = Phases.timerOverhead(samples: calls)
+        report.add("log_call_timer_overhead_ns", Double(overhead))
         for (item, result) in zip(cases, results) {
             report.add("log_call_\(item.key)_median_ns", Double(result.median))
             report.add("log_call_\(item.key)_p99_ns", Double(result.p99))
             report.lines.append(padded("log call, \(item.label):") + "median \(result.median) ns · p99 \(result.p99) ns")
         }
+        report.lines.append(padded("  (included in each: the timer)") + "median \(overhead) ns")
     }
 
     private func durable(_ report: inout Report) async throws {
         let events = quick ? 100_000 : 1_000_000
         note("2/6 durable throughput and 3/6 the raw SQLite baseline (\(events) each)…")
         let durable = try await Phases.durable(events: events)
+        sync()
         let baseline = try Phases.sqliteBaseline(rows: events)
         report.add("durable_events_per_s", durable)
         report.add("sqlite_baseline_rows_per_s", baseline)
+        guard durable.isFinite, baseline.isFinite, baseline > 0 else { throw BenchError("durable \(durable), baseline \(baseline): no time measured") }
         report.add("durable_to_baseline_ratio", durable / baseline, places: 3)
         report.lines.append(padded("durable throughput:") + "\(Int(durable)) events/s (log call → SQLite commit, \(events) events)")
         report.lines.append(padded("raw SQLite baseline:") + "\(Int(baseline)) rows/s (WAL, synchronous=NORMAL, 1,000 rows per transaction)")
@@ -158,7 +165,7 @@ struct OfflineChild: AsyncParsableCommand {
         let directory = scratchDirectory("offline")
         defer { try? FileManager.default.removeItem(at: directory) }
         var configuration = Phases.configuration(directory, pending: 20_000)
-        configuration.uploadURL = URL(string: "http://127.0.0.1:9/v1/events")  // nothing listens there
+        configuration.uploadURL = URL(string: "http://127.0.0.1:\(try closedPort())/v1/events")
         configuration.appKey = "dev-key"
         configuration.upload.maxBackoff = .seconds(1)
         let logger = try NFLogger(configuration: configuration)
@@ -170,19 +177,48 @@ struct OfflineChild: AsyncParsableCommand {
         print(#"{"peak_rss_mb":\#(peakRSSMegabytes()),"start_rss_mb":\#(startRSS),"bytes":\#(bytes),"stored":\#(diagnostics.storedPointEvents)}"#)
     }
 
+    /// A port on 127.0.0.1 that refuses connections: bound to find a free one, then closed.
+    private func closedPort() throws -> Int {
+        #if canImport(Glibc)
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let socket = Darwin.socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard socket >= 0 else { throw BenchError("socket() failed: errno \(errno)") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(socket, address, length) == 0 && getsockname(socket, address, &length) == 0
+            }
+        }
+        guard bound else { throw BenchError("could not bind a port on 127.0.0.1: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Runs the child, which must log every event: peak RSS, RSS before the SDK, bytes per event.
     static func spawn(events: Int) throws -> (peakRSS: Double, startRSS: Double, bytesPerEvent: Double) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.executableURL = Bundle.main.executableURL ?? URL(fileURLWithPath: "/proc/self/exe")
         process.arguments = ["offline-child", "--events", String(events)]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let peak = object["peak_rss_mb"] as? Double, let startRSS = object["start_rss_mb"] as? Double, let bytes = object["bytes"] as? Int, let stored = object["stored"] as? Int, stored > 0 else {
-            throw BenchError("the offline child printed \(String(decoding: data, as: UTF8.self))")
+        let printed = String(decoding: data, as: UTF8.self)
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+            throw BenchError("the offline child failed (status \(process.terminationStatus)); it printed: \(printed)")
         }
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+              let peak = object["peak_rss_mb"] as? Double, let startRSS = object["start_rss_mb"] as? Double,
+              let bytes = object["bytes"] as? Int, let stored = object["stored"] as? Int else {
+            throw BenchError("the offline child printed: \(printed)")
+        }
+        guard stored == events else { throw BenchError("the offline child stored \(stored) of \(events) events") }
         return (peak, startRSS, Double(bytes) / Double(stored))
     }
 }

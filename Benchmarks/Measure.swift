@@ -31,8 +31,13 @@ func peakRSSMegabytes() -> Double {
         return kibibytes / 1024
     }
     var usage = rusage()
+    #if os(Linux)
     getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Double(usage.ru_maxrss) / 1024
+    return Double(usage.ru_maxrss) / 1024  // KiB
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    return Double(usage.ru_maxrss) / 1_048_576  // bytes on Darwin
+    #endif
 }
 
 /// Resident memory of this process now, in MiB (Linux: /proc/self/statm; 0 elsewhere).

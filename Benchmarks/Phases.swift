@@ -73,6 +73,17 @@ enum Phases {
         }
     }
 
+    /// The median of an empty timing (two clock reads), which every log-call sample includes.
+    static func timerOverhead(samples count: Int) -> UInt64 {
+        var samples = [UInt64](repeating: 0, count: count)
+        for index in samples.indices {
+            let start = nanoseconds()
+            samples[index] = nanoseconds() - start
+        }
+        samples.sort()
+        return percentile(50, samples)
+    }
+
     // MARK: 2. Durable throughput
 
     /// Events per second from the first log call to the last commit, from one producer keeping
@@ -167,6 +178,7 @@ enum Phases {
 
     // MARK: 4. End to end
 
+    /// One end-to-end run's figures.
     struct EndToEnd {
         let seconds: Double
         let eventsPerSecond: Double
@@ -188,9 +200,15 @@ enum Phases {
         _ = await logger.flush()  // the database is open, the uploader started
 
         let start = ContinuousClock.now
+        let deadline = start + .seconds(max(60, events / 5_000))  // 12× the slowest run seen, for a clear failure
         _ = await produce(logger, events: events)
         var result = await logger.flush()
         while result.remainingEvents > 0 || result.error != nil {
+            guard ContinuousClock.now < deadline else {
+                await logger.close()
+                await collector.stop(removing: collectorDirectory)
+                throw BenchError("end to end: \(result.remainingEvents) events still undelivered at the deadline; last upload error: \(result.error.map { "\($0)" } ?? "none")")
+            }
             try await Task.sleep(for: .milliseconds(5))
             result = await logger.flush()
         }
@@ -199,10 +217,9 @@ enum Phases {
         let stored = try await collector.stats().eventsStored
         await collector.stop(removing: collectorDirectory)
         guard stored == events else { throw BenchError("end to end: \(stored) of \(events) events stored") }
-        let traffic = transport.traffic
         return EndToEnd(seconds: elapsed, eventsPerSecond: Double(events) / elapsed,
-                        wireBytesPerEvent: Double(traffic.bytes) / Double(events),
-                        compressionRatio: traffic.sampleInflated > 0 ? Double(traffic.sampleInflated) / Double(traffic.sampleCompressed) : 0)
+                        wireBytesPerEvent: Double(transport.requestBytes) / Double(events),
+                        compressionRatio: try transport.compressionRatio())
     }
 
     // MARK: 5. The collector
@@ -210,7 +227,7 @@ enum Phases {
     /// Events per second a collector ingests from 4 concurrent clients sending gzip batches of 500.
     static func collectorIngest(events: Int) async throws -> Double {
         let (collector, collectorDirectory) = try await TestCollector.startScratch()
-        let batches = (0..<(events / 500)).map { makeBatch(events: 500, batchNumber: $0) }
+        let batches = try (0..<(events / 500)).map { try makeBatch(events: 500, batchNumber: $0) }
         let clients = 4
         let start = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -236,7 +253,7 @@ enum Phases {
 
     /// A gzip batch of `events` typical events as the SDK sends them: UUIDv7 event ids (time
     /// first, so the collector's de-duplication index grows at its end), one session.
-    static func makeBatch(events: Int, batchNumber: Int) -> Data {
+    static func makeBatch(events: Int, batchNumber: Int) throws -> Data {
         var random = SystemRandomNumberGenerator()
         func uuid(milliseconds: Int64) -> String {
             let ms = UInt64(milliseconds) & 0xFFFF_FFFF_FFFF
@@ -255,36 +272,44 @@ enum Phases {
             body += #"{"uuid":"\#(uuid(milliseconds: timestamp))","session":"\#(session)","name":"ui.tap","kind":"point","type":"event","timestamp":\#(timestamp),"parameters":{"screen":"home","button":"buy","index":\#(index)}}"#
         }
         body += "]}"
-        return Data((try? Gzip.compress(Array(body.utf8), level: 6)) ?? [])
+        return Data(try Gzip.compress(Array(body.utf8), level: 6))
     }
 }
 
 extension String {
+    /// Zeros in front, up to `width` characters.
     func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
 
-/// Sums what goes on the wire (body and header bytes) and keeps a sample for the compression ratio.
+/// Counts the request bytes the SDK sends (an estimate of the wire: the request line, the SDK's
+/// headers, Host and Content-Length, the gzip body; not the response, not headers URLSession adds)
+/// and keeps every 10th body, to measure the compression ratio after the clock stops.
 final class CountingTransport: HTTPTransport {
     private let real = URLSessionTransport()
-    private let totals = Mutex<(bytes: Int, sampleCompressed: Int, sampleInflated: Int, requests: Int)>((0, 0, 0, 0))
+    private let state = Mutex<(bytes: Int, requests: Int, samples: [Data])>((0, 0, []))
 
-    var traffic: (bytes: Int, sampleCompressed: Int, sampleInflated: Int) {
-        totals.withLock { ($0.bytes, $0.sampleCompressed, $0.sampleInflated) }
-    }
+    var requestBytes: Int { state.withLock { $0.bytes } }
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        // Request line and headers as HTTP/1.1 writes them, plus the body.
         let head = "POST \(request.url.path) HTTP/1.1\r\nHost: \(request.url.host ?? ""):\(request.url.port ?? 80)\r\nContent-Length: \(request.body.count)\r\n"
             + request.headers.map { "\($0.key): \($0.value)\r\n" }.joined() + "\r\n"
-        let sample = totals.withLock { state -> Bool in
+        state.withLock { state in
             state.bytes += head.utf8.count + request.body.count
+            if state.requests % 10 == 0 { state.samples.append(request.body) }
             state.requests += 1
-            return state.requests % 10 == 1
-        }
-        if sample, let inflated = try? Gzip.decompress(Array(request.body), maxOutputBytes: 64 << 20) {
-            totals.withLock { $0.sampleCompressed += request.body.count; $0.sampleInflated += inflated.count }
         }
         return try await real.send(request)
+    }
+
+    /// Inflated ÷ compressed size over the kept bodies.
+    func compressionRatio() throws -> Double {
+        let samples = state.withLock { $0.samples }
+        var compressed = 0, inflated = 0
+        for body in samples {
+            compressed += body.count
+            inflated += try Gzip.decompress(Array(body), maxOutputBytes: 64 << 20).count
+        }
+        return compressed > 0 ? Double(inflated) / Double(compressed) : 0
     }
 }
 
@@ -302,6 +327,7 @@ extension TestCollector {
     }
 }
 
+/// A phase that could not measure what it should (events lost, a child that failed, a deadline).
 struct BenchError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }

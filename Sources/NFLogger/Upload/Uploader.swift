@@ -23,6 +23,9 @@ final class Uploader: @unchecked Sendable {
     private let clock: any EventClock
     private let logger: Logger
     private let completionQueue: DispatchQueue
+    /// Where batches are compressed: off the serial queue (so the next batch is prepared and
+    /// events are written meanwhile) and off Swift's cooperative pool (milliseconds of CPU).
+    private let compressionQueue = DispatchQueue(label: "nflog.upload.gzip")
 
     private enum Phase {
         case ready
@@ -204,26 +207,30 @@ final class Uploader: @unchecked Sendable {
         inFlight[batch.rowID] = batch
         database.inFlightBatches.insert(batch.rowID)
         recordedSinceUpload = 0
-        let (transport, url, appKey, level, logger) = (self.transport, self.url, self.appKey, settings.gzipLevel, self.logger)
-        Task {
-            // Compressed here, off the serial queue, so the next batch is prepared (and events are
-            // written) while this one is compressed: the pipeline overlaps on a 2-core device.
-            let outcome: Result<HTTPResponse, any Error>
-            do {
-                let body = try Gzip.compress(batch.body, level: level)
-                logger.trace("uploading batch", metadata: ["batch": "\(batch.id)", "events": "\(batch.events.count)", "bytes": "\(body.count)"])
-                let request = HTTPRequest(url: url, method: "POST", headers: [
-                    "Content-Type": "application/json",
-                    "Content-Encoding": "gzip",
-                    WireProtocol.appKeyHeader: appKey,
-                    "User-Agent": "\(NFLogger.sdkName)/\(NFLogger.sdkVersion)",
-                ], body: Data(body))
-                outcome = .success(try await transport.send(request))
-            } catch {
-                outcome = .failure(error)
+        let (transport, url, appKey, level, logger, queue) = (self.transport, self.url, self.appKey, settings.gzipLevel, self.logger, self.queue)
+        compressionQueue.async {
+            let body: [UInt8]
+            do throws(GzipError) { body = try Gzip.compress(batch.body, level: level) } catch {
+                return queue.async { self.settle(batch, .failure(CompressionFailure(error: error))) }
             }
-            self.queue.async { self.settle(batch, outcome) }
+            logger.trace("uploading batch", metadata: ["batch": "\(batch.id)", "events": "\(batch.events.count)", "bytes": "\(body.count)"])
+            let request = HTTPRequest(url: url, method: "POST", headers: [
+                "Content-Type": "application/json",
+                "Content-Encoding": "gzip",
+                WireProtocol.appKeyHeader: appKey,
+                "User-Agent": "\(NFLogger.sdkName)/\(NFLogger.sdkVersion)",
+            ], body: Data(body))
+            Task {
+                let outcome: Result<HTTPResponse, any Error>
+                do { outcome = .success(try await transport.send(request)) } catch { outcome = .failure(error) }
+                queue.async { self.settle(batch, outcome) }
+            }
         }
+    }
+
+    /// A batch that could not be compressed: not the network's fault, so not counted as an attempt.
+    private struct CompressionFailure: Error {
+        let error: GzipError
     }
 
     private func settle(_ batch: OutgoingBatch, _ outcome: Result<HTTPResponse, any Error>) {
@@ -243,8 +250,8 @@ final class Uploader: @unchecked Sendable {
     private func handle(_ batch: OutgoingBatch, _ outcome: Result<HTTPResponse, any Error>) {
         let response: HTTPResponse
         switch outcome {
-        case .failure(let error as GzipError):
-            return backOff(.encoding("\(error)"), retryAfter: nil)
+        case .failure(let failure as CompressionFailure):
+            return backOff(.encoding("\(failure.error)"), retryAfter: nil)
         case .failure(let error):
             return retry(batch, .network(Self.describe(error)), retryAfter: nil)
         case .success(let value):
