@@ -56,6 +56,13 @@ public final class SQLiteStatement {
         try check(sqlite3_bind_blob(handle, index, bytes.baseAddress, length, SQLITE_TRANSIENT))
     }
 
+    /// Binds bytes as a BLOB; `nil` binds NULL.
+    public func bindBlob(_ bytes: [UInt8]?, at index: Int32) throws(SQLiteError) {
+        guard let bytes else { return try bindNull(at: index) }
+        guard let length = Int32(exactly: bytes.count) else { return try check(SQLITE_TOOBIG) }
+        try check(bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, length, SQLITE_TRANSIENT) })
+    }
+
     public func bindNull(at index: Int32) throws(SQLiteError) {
         try check(sqlite3_bind_null(handle, index))
     }

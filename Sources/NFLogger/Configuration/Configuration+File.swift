@@ -21,7 +21,8 @@ extension Configuration {
     /// ```
     ///
     /// `app_key`, `tenant_id`, `upload_url`, `policy_url` and `database_path` are required; a
-    /// relative `database_path` is resolved against the file's directory. `app_id` defaults to the
+    /// relative `database_path` (or `encryption_key_file`, see ``EncryptionKey/init(contentsOf:)``)
+    /// is resolved against the file's directory. `app_id` defaults to the
     /// process name and `app_version` to `"0"`. Unknown fields are rejected, so a typo is an
     /// error rather than a silently ignored setting.
     ///
@@ -51,7 +52,7 @@ extension Configuration {
         try fields.rejectUnknown(["app_key", "tenant_id", "upload_url", "policy_url", "database_path",
                                   "app_id", "app_version", "mode", "specific_patterns", "limits",
                                   "session_idle_timeout_s", "upload", "policy_public_key", "policy_refresh_interval_s",
-                                  "install_id"])
+                                  "install_id", "encryption_key_file"])
         let databasePath = try fields.requiredString("database_path")
         let databaseURL = databasePath.hasPrefix("/")
             ? URL(fileURLWithPath: databasePath)
@@ -111,6 +112,10 @@ extension Configuration {
             policyPublicKey = raw
         }
         if let interval = try fields.seconds("policy_refresh_interval_s") { policyRefreshInterval = interval }
+        if let keyPath = try fields.string("encryption_key_file") {
+            encryptionKey = try EncryptionKey(contentsOf: keyPath.hasPrefix("/")
+                ? URL(fileURLWithPath: keyPath) : baseDirectory.appendingPathComponent(keyPath))
+        }
         installID = try fields.string("install_id")
         if let upload = try fields.object("upload") {
             try upload.rejectUnknown(["interval_s", "count_threshold", "batch_max_events", "batch_max_bytes", "gzip_level",

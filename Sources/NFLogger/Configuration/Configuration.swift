@@ -46,6 +46,12 @@ public struct Configuration: Sendable {
     public var completionQueue: DispatchQueue?
     /// How and when recorded events are uploaded to ``uploadURL``.
     public var upload = Upload()
+    /// When set, event parameters are encrypted (AES-256-GCM) before they are written to the
+    /// database and decrypted only to build an upload. A database encrypted with another key (or
+    /// encrypted, with no key configured now) is moved aside as `<database>.undecryptable-<time>`,
+    /// never deleted, and a fresh one is started; turning encryption on for an existing database
+    /// encrypts what it holds. Names, times and session data stay readable. Default: none.
+    public var encryptionKey: EncryptionKey?
     /// How uploads are sent. Default: ``URLSessionTransport``.
     public var transport: (any HTTPTransport)?
     /// The SDK's own diagnostic log. Default: silent.

@@ -41,6 +41,9 @@ public struct Diagnostics: Sendable, CustomStringConvertible {
     public let policy: PolicyStatus
     /// The last storage error, if the last write failed.
     public let lastStorageError: StorageError?
+    /// Each database moved aside since the logger started (damaged, or encrypted with another key
+    /// or none), with why and where: its events are kept in that file, and the collector is told.
+    public let databaseResets: [String]
     /// The database file.
     public let databasePath: String
 
@@ -55,6 +58,7 @@ public struct Diagnostics: Sendable, CustomStringConvertible {
         if let lastUploadError { lines.append("last upload error: \(lastUploadError)") }
         lines.append("policy: \(policy.source.rawValue)\(policy.etag.map { " \($0)" } ?? "")\(policy.lastError.map { ", last problem: \($0)" } ?? "")")
         if let lastStorageError { lines.append("last storage error: \(lastStorageError)") }
+        for reset in databaseResets { lines.append("database reset: \(reset)") }
         return lines.joined(separator: "\n")
     }
 }

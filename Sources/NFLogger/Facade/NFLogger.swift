@@ -68,7 +68,8 @@ public final class NFLogger: Sendable {
             path: configuration.databaseURL.path,
             busyTimeoutMilliseconds: Int32(clamping: configuration.limits.busyTimeout.milliseconds),
             properties: StandardProperties(appID: configuration.appID, appVersion: configuration.appVersion),
-            limits: StorageLimits(configuration.limits, policy: initialPolicy), clock: clock)
+            limits: StorageLimits(configuration.limits, policy: initialPolicy),
+            cipher: configuration.encryptionKey.map(ParameterCipher.init(key:)), clock: clock, logger: configuration.logger)
         let sessions = SessionTracker(idleTimeoutNanoseconds: configuration.sessionIdleTimeout.nanoseconds,
                                       wallMilliseconds: clock.wallMilliseconds())
         let requests = RequestManager(configuration: configuration, database: database, completions: completions,
@@ -271,7 +272,7 @@ public final class NFLogger: Sendable {
                 retriedUploads: uploader?.retriedAttempts ?? 0, quarantinedEvents: outbox?.1 ?? 0,
                 lastUploadError: uploader?.lastError, nextUploadAttempt: uploader?.nextAttempt,
                 prunedEvents: database.prunedEvents, abandonedSpans: database.abandonedSpans, policy: policy,
-                lastStorageError: database.lastError, databasePath: database.path)
+                lastStorageError: database.lastError, databaseResets: database.resets, databasePath: database.path)
             completions.queue.async { completion(snapshot) }
         }
     }

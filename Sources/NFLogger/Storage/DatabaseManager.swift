@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NFLogSupport
 #if canImport(Glibc)
 import Glibc
@@ -46,10 +47,18 @@ final class DatabaseManager {
 
     /// The logger's clock: events are stamped and aged by the same one.
     private let clock: any EventClock
+    /// Seals parameters at rest, when the configuration holds a key.
+    private let cipher: ParameterCipher?
+
+    /// The SDK's own log: what went wrong with the file, never what events hold.
+    private let logger: Logger
 
     init(path: String, busyTimeoutMilliseconds: Int32, properties: StandardProperties, limits: StorageLimits,
-         clock: any EventClock = SystemEventClock()) {
+         cipher: ParameterCipher? = nil, clock: any EventClock = SystemEventClock(),
+         logger: Logger = Logger(label: "nflogger", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.path = path
+        self.cipher = cipher
+        self.logger = logger
         self.limits = limits
         self.clock = clock
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
@@ -68,6 +77,17 @@ final class DatabaseManager {
         if isClosed { throw SQLiteError(code: 21, message: "the database was closed with the logger") }
         do {
             return try openFile()
+        } catch where AtRestEncryption.isKeyMismatch(error) {
+            // Encrypted with another key (or the key was removed): its events cannot be read or
+            // sent, and must not be mixed with new ones under this key. Moved aside, never deleted,
+            // so the right key can still recover them.
+            let reset = moveAside(because: error, suffix: "undecryptable",
+                                  what: "the database cannot be opened with the configured key (\(error.message))")
+            let opened = try openFile()
+            try opened.connection.transaction { () throws(SQLiteError) in
+                try opened.outbox.note(kind: "database_reset", detail: reset, at: clock.wallMilliseconds())
+            }
+            return opened
         } catch where Self.isCorruption(error) {
             // A damaged file is moved aside, never deleted, and a fresh database takes its place.
             let reset = quarantineDamagedFile(because: error)
@@ -87,27 +107,34 @@ final class DatabaseManager {
     /// A reset found while writing, to note in the fresh database once it is open.
     private var pendingResetNote: String?
 
-    /// The database files moved aside by corruption, for diagnostics.
-    private(set) var quarantinedFiles: [String] = []
+    /// Why and where each database file was moved aside, for diagnostics.
+    private(set) var resets: [String] = []
 
     /// Moves the damaged database (and its log) to `<path>.corrupt-<UTC time>`, counting what it
     /// held if it still can. Returns the reason to report.
     private func quarantineDamagedFile(because error: SQLiteError) -> String {
+        moveAside(because: error, suffix: "corrupt", what: "the database was damaged (\(error.message))")
+    }
+
+    /// Moves the database (and its log) to `<path>.<suffix>-<UTC time>`, counting what it held if
+    /// it still can, and remembers why as the last error. Returns the reason to report.
+    private func moveAside(because error: SQLiteError, suffix: String, what: String) -> String {
         dropConnection()
         let lost = Self.countEventsIfReadable(path)
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyyMMdd'T'HHmmss.SSS'Z'"
-        let aside = path + ".corrupt-" + formatter.string(from: Date())
+        let aside = path + ".\(suffix)-" + formatter.string(from: Date())
         let files = FileManager.default
         for suffix in ["", "-wal"] where files.fileExists(atPath: path + suffix) {
             try? files.moveItem(atPath: path + suffix, toPath: aside + suffix)
         }
         try? files.removeItem(atPath: path + "-shm")  // derived from the WAL; rebuilt on open
-        quarantinedFiles.append(aside)
-        var reason = "the database was damaged (\(error.message)); moved aside to \((aside as NSString).lastPathComponent)"
+        var reason = "\(what); moved aside to \((aside as NSString).lastPathComponent)"
         if let lost { reason += "; it held \(lost) events" }
+        logger.error("storage: \(reason)")
+        resets.append(reason)
         lastError = StorageError(SQLiteError(code: error.code, message: reason))
         return reason
     }
@@ -143,10 +170,11 @@ final class DatabaseManager {
         try connection.execute("PRAGMA journal_size_limit = \(min(4 << 20, limits.maxBytes / 8))")
         try connection.execute("PRAGMA wal_autocheckpoint = \(max(16, min(1_000, limits.maxBytes / 8 / 4_096)))")
         try Schema.migrate(connection)
-        let tables = try EventTableFactory(connection: connection)
+        try AtRestEncryption.prepare(connection, cipher: cipher)
+        let tables = try EventTableFactory(connection: connection, cipher: cipher)
         let opened = Open(connection: connection, tables: tables,
                           sessions: try SessionTable(connection: connection),
-                          outbox: try Outbox(connection: connection, tables: tables),
+                          outbox: try Outbox(connection: connection, tables: tables, cipher: cipher),
                           pruner: try Pruner(connection: connection, path: path))
         try connection.transaction { () throws(SQLiteError) in try registerProcess(opened) }
         storedEvents = try opened.pruner.storedEvents()
@@ -233,6 +261,7 @@ final class DatabaseManager {
                 return requests.map { write(CollectionOfOne($0))[0] }
             }
             lastError = StorageError(error)
+            logger.warning("storage: \(requests.count) requests failed: \(error.message)")
             if error.primaryCode != 5 /* SQLITE_BUSY: the connection is fine, just wait */ { dropConnection() }
             return Array(repeating: .failed(.storage(StorageError(error))), count: requests.count)
         }

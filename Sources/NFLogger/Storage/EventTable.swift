@@ -1,3 +1,4 @@
+import Foundation
 import NFLogSupport
 
 /// The storage of one kind of event. ``EventTableFactory`` hands out the right one for a kind.
@@ -35,13 +36,24 @@ protocol EventTable: AnyObject {
 extension SQLiteStatement {
     /// Binds the columns every event table starts its INSERT with, in this order:
     /// `uuid, session_id, name, type, parameters, <time in ms>`.
-    func bindCommonColumns(of event: EventRecord, sessionRowID: Int64) throws(SQLiteError) {
+    func bindCommonColumns(of event: EventRecord, sessionRowID: Int64, cipher: ParameterCipher?) throws(SQLiteError) {
         try bind(event.id, at: 1)
         try bind(sessionRowID, at: 2)
         try bind(event.draft.name, at: 3)
         try bind(event.draft.type, at: 4)
-        try bindText(event.draft.parameters, at: 5)
+        try bindParameters(event.draft.parameters, id: event.id, slot: .parameters, cipher: cipher, at: 5)
         try bind(event.draft.wallMilliseconds, at: 6)
+    }
+
+    /// Binds parameters JSON as TEXT, or, with a cipher, sealed as a BLOB: plaintext parameters
+    /// never reach the file when encryption is configured.
+    func bindParameters(_ json: [UInt8]?, id: UUID, slot: ParameterCipher.Slot, cipher: ParameterCipher?, at index: Int32) throws(SQLiteError) {
+        guard let cipher, let json else { return try bindText(json, at: index) }
+        let sealed: [UInt8]
+        do { sealed = try cipher.seal(json, id: id, slot: slot) } catch {
+            throw SQLiteError(code: 1, message: "encryption: \(error)")
+        }
+        try bindBlob(sealed, at: index)
     }
 
     /// Reads the columns every event table's upload queries start with, in this order:

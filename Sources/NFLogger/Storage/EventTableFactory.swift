@@ -4,9 +4,10 @@ final class EventTableFactory {
     let points: PointEventTable
     let spans: SpanEventTable
 
-    init(connection: SQLiteConnection) throws(SQLiteError) {
-        points = try PointEventTable(connection: connection)
-        spans = try SpanEventTable(connection: connection)
+    /// - Parameter cipher: seals parameters before they are written, when encryption is configured.
+    init(connection: SQLiteConnection, cipher: ParameterCipher?) throws(SQLiteError) {
+        points = try PointEventTable(connection: connection, cipher: cipher)
+        spans = try SpanEventTable(connection: connection, cipher: cipher)
     }
 
     func table(for kind: EventKind) -> any EventTable {

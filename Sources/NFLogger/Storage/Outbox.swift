@@ -41,10 +41,13 @@ final class Outbox {
 
     private let connection: SQLiteConnection
     private func connectionExecute(_ sql: String) throws(SQLiteError) { try connection.execute(sql) }
+    /// Opens sealed parameters to build an upload, and seals what goes into quarantine.
+    private let cipher: ParameterCipher?
 
-    init(connection: SQLiteConnection, tables: EventTableFactory) throws(SQLiteError) {
+    init(connection: SQLiteConnection, tables: EventTableFactory, cipher: ParameterCipher?) throws(SQLiteError) {
         self.connection = connection
         self.tables = tables
+        self.cipher = cipher
         pendingBatch = try connection.prepare("SELECT id, uuid, context_id, diagnostics FROM upload_batches ORDER BY id")
         readPruned = try connection.prepare("SELECT name, count FROM pruned_counts ORDER BY name")
         readNotes = try connection.prepare("SELECT kind, detail, at_ms FROM device_notes ORDER BY id")
@@ -102,7 +105,7 @@ final class Outbox {
         let unfinished = try pendingBatch.collect { ($0.int64(at: 0), $0.uuid(at: 1), $0.int64(at: 2), $0.blob(at: 3)) }
         if let pending = unfinished.first(where: { !excluding.contains($0.0) }) {
             var events: [StoredEvent] = []
-            for table in eventTables { events += try table.rows(inBatch: pending.0) }
+            for table in eventTables { events += try readable(try table.rows(inBatch: pending.0), now: now) }
             if !events.isEmpty || pending.3 != nil {
                 return try encode(rowID: pending.0, id: pending.1, contextRowID: pending.2, events: Self.oldestFirst(events),
                                   now: now, diagnostics: pending.3)
@@ -118,8 +121,8 @@ final class Outbox {
             // No event is ready; prune counts or notes may still be waiting to be told.
             return try diagnosticsOnlyBatch(now: now, excluding: excluding, busy: unfinished.map(\.0))
         }
-        let points = try tables.points.ready(contextRowID: contextRowID, limit: maxEvents)
-        let spans = try tables.spans.ready(contextRowID: contextRowID, limit: maxEvents)
+        let points = try readable(try tables.points.ready(contextRowID: contextRowID, limit: maxEvents), now: now)
+        let spans = try readable(try tables.spans.ready(contextRowID: contextRowID, limit: maxEvents), now: now)
         // A merge, not a sort: each table's rows keep their id order, so what a batch takes from a
         // table is always a prefix of that table's ready rows, which one UPDATE can mark.
         let candidates = Self.merge(points, spans)
@@ -148,6 +151,35 @@ final class Outbox {
         let diagnostics = try takeDiagnostics(into: rowID)
         return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: chosen, now: now, encoded: encoded,
                           diagnostics: diagnostics)
+    }
+
+    /// The events as they are to be sent: sealed parameters opened (plaintext exists only in
+    /// memory, for the upload). An event whose parameters no longer open (the file was altered)
+    /// is set aside in quarantine with the reason: never sent, never silently dropped. It is
+    /// deleted from its table in this transaction, so what is left of the list stays a prefix of
+    /// the table's ready rows.
+    private func readable(_ events: [StoredEvent], now: Int64) throws(SQLiteError) -> [StoredEvent] {
+        guard let cipher else { return events }
+        var opened: [StoredEvent] = []
+        opened.reserveCapacity(events.count)
+        for var event in events {
+            do {
+                if let sealed = event.parameters { event.parameters = try cipher.open(sealed, id: event.id, slot: .parameters) }
+                if let sealed = event.endParameters { event.endParameters = try cipher.open(sealed, id: event.id, slot: .endParameters) }
+                opened.append(event)
+            } catch {
+                try insertQuarantine.bind(event.id, at: 1)
+                try insertQuarantine.bind(event.kind.rawValue, at: 2)
+                try insertQuarantine.bind(event.name, at: 3)
+                try insertQuarantine.bindBlob(event.parameters ?? event.endParameters ?? [], at: 4)
+                try insertQuarantine.bind(Int64(0), at: 5)
+                try insertQuarantine.bind("on the device: \(error)", at: 6)
+                try insertQuarantine.bind(now, at: 7)
+                try insertQuarantine.run()
+                try tables.table(for: event.kind).delete(rowID: event.rowID)
+            }
+        }
+        return opened
     }
 
     /// A batch with no events that carries waiting prune counts and notes, if there are any and
@@ -298,7 +330,15 @@ final class Outbox {
             try insertQuarantine.bind(event.id, at: 1)
             try insertQuarantine.bind(event.kind.rawValue, at: 2)
             try insertQuarantine.bind(event.name, at: 3)
-            try insertQuarantine.bindText(json, at: 4)
+            if let cipher {
+                let sealed: [UInt8]
+                do { sealed = try cipher.seal(json, id: event.id, slot: .quarantined) } catch {
+                    throw SQLiteError(code: 1, message: "encryption: \(error)")
+                }
+                try insertQuarantine.bindBlob(sealed, at: 4)
+            } else {
+                try insertQuarantine.bindText(json, at: 4)
+            }
             try insertQuarantine.bind(Int64(status), at: 5)
             try insertQuarantine.bind(reason, at: 6)
             try insertQuarantine.bind(now, at: 7)

@@ -4,10 +4,12 @@ final class PointEventTable: UploadableEventTable {
     let kind = EventKind.point
     private let connection: SQLiteConnection
     private let insertStatement: SQLiteStatement
+    private let cipher: ParameterCipher?
     let queries: EventTableQueries
 
-    init(connection: SQLiteConnection) throws(SQLiteError) {
+    init(connection: SQLiteConnection, cipher: ParameterCipher?) throws(SQLiteError) {
         self.connection = connection
+        self.cipher = cipher
         insertStatement = try connection.prepare("""
             INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms, priority)
             VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -19,7 +21,7 @@ final class PointEventTable: UploadableEventTable {
     }
 
     func insert(_ event: EventRecord, sessionRowID: Int64, priority: Int) throws(SQLiteError) {
-        try insertStatement.bindCommonColumns(of: event, sessionRowID: sessionRowID)
+        try insertStatement.bindCommonColumns(of: event, sessionRowID: sessionRowID, cipher: cipher)
         try insertStatement.bind(Int64(priority), at: 7)
         try insertStatement.run()
     }

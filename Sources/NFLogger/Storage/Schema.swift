@@ -87,6 +87,12 @@ enum Schema {
                 at_ms INTEGER NOT NULL
             );
             """),
+        Migration(version: 4, name: "encryption at rest: the key check", sql: """
+            CREATE TABLE encryption (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                key_check BLOB NOT NULL
+            );
+            """),
     ]
 
     static var latestVersion: Int32 { migrations.last?.version ?? 0 }

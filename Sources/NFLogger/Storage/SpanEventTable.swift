@@ -9,10 +9,12 @@ final class SpanEventTable: UploadableEventTable {
     private let insertStatement: SQLiteStatement
     private let findStatement: SQLiteStatement
     private let endStatement: SQLiteStatement
+    private let cipher: ParameterCipher?
     let queries: EventTableQueries
 
-    init(connection: SQLiteConnection) throws(SQLiteError) {
+    init(connection: SQLiteConnection, cipher: ParameterCipher?) throws(SQLiteError) {
         self.connection = connection
+        self.cipher = cipher
         insertStatement = try connection.prepare("""
             INSERT INTO span_events (uuid, session_id, name, type, parameters, start_ms, start_mono_ns, clock_epoch, priority)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -32,7 +34,7 @@ final class SpanEventTable: UploadableEventTable {
 
     func insert(_ event: EventRecord, sessionRowID: Int64, priority: Int) throws(SQLiteError) {
         let statement = insertStatement
-        try statement.bindCommonColumns(of: event, sessionRowID: sessionRowID)
+        try statement.bindCommonColumns(of: event, sessionRowID: sessionRowID, cipher: cipher)
         try statement.bind(Int64(bitPattern: event.draft.monotonicNanoseconds), at: 7)
         try statement.bind(processClockEpoch, at: 8)
         try statement.bind(Int64(priority), at: 9)
@@ -72,7 +74,7 @@ final class SpanEventTable: UploadableEventTable {
         let update = endStatement
         try update.bind(end.wallMilliseconds, at: 1)
         try update.bind(duration, at: 2)
-        try update.bindText(end.parameters, at: 3)
+        try update.bindParameters(end.parameters, id: end.id, slot: .endParameters, cipher: cipher, at: 3)
         try update.bind(rowID, at: 4)
         try update.run()
         return .ended

@@ -9,13 +9,13 @@ struct StoredEvent: Sendable {
     let name: String
     let type: String
     /// JSON object text, as stored.
-    let parameters: [UInt8]?
+    var parameters: [UInt8]?
     /// A point event's time, or a span's start, in Unix milliseconds.
     let timestamp: Int64
     /// Span only.
     let end: Int64?
     let durationNanoseconds: Int64?
-    let endParameters: [UInt8]?
+    var endParameters: [UInt8]?
     /// A span closed by the SDK (after a crash or its timeout), not by the app.
     var abandoned = false
 }

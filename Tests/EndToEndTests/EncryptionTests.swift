@@ -1,0 +1,186 @@
+import Foundation
+import NFLogCollector
+import NFLogSupport
+import NFLogger
+import NFLoggerTesting
+import Testing
+
+/// Encryption at rest, through the real SDK, a real SQLite file and a real collector.
+@Suite("Encryption at rest")
+struct EncryptionTests {
+    static let marker = "MARKER-7f3c1e-secret-address"
+
+    /// Every byte of the database files (the log included), to search for plaintext.
+    static func fileBytes(_ scratch: Scratch) -> Data {
+        var all = Data()
+        for suffix in ["", "-wal", "-journal"] {
+            if let data = FileManager.default.contents(atPath: scratch.databaseURL.path + suffix) { all.append(data) }
+        }
+        return all
+    }
+
+    static func contains(_ data: Data, _ text: String) -> Bool {
+        data.range(of: Data(text.utf8)) != nil
+    }
+
+    /// Logs point events and spans (start and end parameters) carrying the marker.
+    static func logMarked(_ logger: NFLogger, count: Int) async {
+        for index in 0..<count {
+            #expect(await logger.logEvent(name: "form.submit", parameters: ["address": marker, "index": index]).isRecorded)
+            let (span, _) = await logger.startEvent(name: "screen.view", parameters: ["note": marker])
+            #expect(await span.end(parameters: ["result": marker]).isRecorded)
+        }
+    }
+
+    @Test("Parameters are sealed: no trace of a marker in the database or its log, yet the collector gets them intact")
+    func noPlaintextOnDisk() async throws {
+        let collector = try await TestCollector.start()
+        let scratch = Scratch()
+        var configuration = configuration(scratch, collector: collector.url)
+        configuration.encryptionKey = EncryptionKey.generate()
+        let logger = try NFLogger(configuration: configuration)
+        await Self.logMarked(logger, count: 50)
+
+        // While open (the log holds the newest pages) and after close.
+        let whileOpen = Self.fileBytes(scratch)
+        #expect(whileOpen.count > 10_000)
+        #expect(!Self.contains(whileOpen, Self.marker))
+        #expect(Self.contains(whileOpen, "form.submit"), "names stay readable: the check looks at the right files")
+
+        let result = await deliverAll(logger)
+        #expect(result.error == nil)
+        await logger.close()
+        #expect(!Self.contains(Self.fileBytes(scratch), Self.marker))
+
+        let events = try await collector.exportedEvents()
+        #expect(events.count == 100)
+        let points = events.filter { $0["kind"] as? String == "point" }
+        #expect(points.count == 50 && points.allSatisfy { ($0["parameters"] as? [String: Any])?["address"] as? String == Self.marker })
+        let spans = events.filter { $0["kind"] as? String == "span" }
+        #expect(spans.allSatisfy { ($0["end_parameters"] as? [String: Any])?["result"] as? String == Self.marker })
+        await collector.stop()
+    }
+
+    /// A collector and a closed, encrypted database holding `count` marked points and spans.
+    func sealedDatabase(count: Int) async throws -> (TestCollector, Scratch, Configuration) {
+        let collector = try await TestCollector.start()
+        let scratch = Scratch()
+        var configuration = configuration(scratch, collector: collector.url)
+        configuration.encryptionKey = EncryptionKey.generate()
+        let first = try NFLogger(configuration: configuration)
+        await Self.logMarked(first, count: count)
+        await first.close()
+        return (collector, scratch, configuration)
+    }
+
+    @Test("Opening with the wrong key: a clear error, the data moved aside intact, a fresh database, the collector told")
+    func wrongKeyMovesAside() async throws {
+        var (collector, scratch, configuration) = try await sealedDatabase(count: 10)
+
+        configuration.encryptionKey = EncryptionKey.generate()  // another key
+        let second = try NFLogger(configuration: configuration)
+        #expect(await second.logEvent(name: "after.rekey").isRecorded)
+        let diagnostics = await second.diagnostics()
+        let message = diagnostics.databaseResets.joined()
+        #expect(message.contains("cannot be opened with the configured key") && message.contains("different key"), "\(message)")
+        #expect(message.contains("held 20 events"), "\(message)")
+        #expect(diagnostics.storedPointEvents == 1)
+
+        // Nothing destroyed: the old file is beside the new one with its 20 events, still sealed.
+        let aside = try #require(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path)
+            .first { $0.hasPrefix("events.sqlite.undecryptable-") && !$0.hasSuffix("-wal") })
+        let reader = try SQLiteConnection(path: scratch.url.appendingPathComponent(aside).path, busyTimeoutMilliseconds: 1_000)
+        #expect(try reader.scalarInt("SELECT count(*) FROM point_events") + reader.scalarInt("SELECT count(*) FROM span_events") == 20)
+
+        #expect(await deliverAll(second).error == nil)
+        await second.close()
+        let stats = try await collector.stats()
+        #expect(stats.eventsStored == 1 && stats.databaseResets == 1)
+        await collector.stop()
+    }
+
+    @Test("An encrypted database opened with no key is moved aside too, not read as garbage")
+    func missingKeyMovesAside() async throws {
+        let scratch = Scratch()
+        var configuration = Configuration(databaseURL: scratch.databaseURL, appID: "com.example.e2e", appVersion: "1.0")
+        configuration.encryptionKey = EncryptionKey.generate()
+        let first = try NFLogger(configuration: configuration)
+        await Self.logMarked(first, count: 3)
+        await first.close()
+
+        configuration.encryptionKey = nil
+        let second = try NFLogger(configuration: configuration)
+        #expect(await second.logEvent(name: "plain.again", parameters: ["k": "v"]).isRecorded)
+        let message = await second.diagnostics().databaseResets.joined()
+        #expect(message.contains("encrypted and no encryption key is configured"), "\(message)")
+        await second.close()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).contains { $0.hasPrefix("events.sqlite.undecryptable-") })
+    }
+
+    @Test("Turning encryption on for an existing database seals what it holds, and it is still delivered")
+    func encryptsExistingDatabase() async throws {
+        let collector = try await TestCollector.start()
+        let scratch = Scratch()
+        var configuration = configuration(scratch, collector: collector.url)
+        let plain = try NFLogger(configuration: configuration)
+        await Self.logMarked(plain, count: 20)
+        await plain.close()
+        #expect(Self.contains(Self.fileBytes(scratch), Self.marker), "the plaintext database holds the marker")
+
+        configuration.encryptionKey = EncryptionKey.generate()
+        let sealed = try NFLogger(configuration: configuration)
+        #expect(await sealed.logEvent(name: "now.sealed", parameters: ["address": Self.marker]).isRecorded)
+        #expect(!Self.contains(Self.fileBytes(scratch), Self.marker))
+        #expect(await deliverAll(sealed).error == nil)
+        await sealed.close()
+        let events = try await collector.exportedEvents()
+        #expect(events.count == 41)
+        #expect(events.filter { ($0["parameters"] as? [String: Any])?["address"] as? String == Self.marker }.count == 21)
+        await collector.stop()
+    }
+
+    @Test("A sealed value altered in the file is quarantined on the device, never sent; the rest is delivered")
+    func tamperedRowIsQuarantined() async throws {
+        let (collector, scratch, configuration) = try await sealedDatabase(count: 5)
+
+        // Flip one byte of one sealed value, as a damaged or tampered file would.
+        let connection = try SQLiteConnection(path: scratch.databaseURL.path, busyTimeoutMilliseconds: 1_000)
+        let row = try #require(try connection.prepare("SELECT id, parameters FROM point_events ORDER BY id LIMIT 1")
+            .collect { ($0.int64(at: 0), $0.blob(at: 1) ?? []) }.first)
+        var altered = row.1
+        altered[altered.count - 1] ^= 0x01
+        let update = try connection.prepare("UPDATE point_events SET parameters = ? WHERE id = ?")
+        try update.bindBlob(altered, at: 1)
+        try update.bind(row.0, at: 2)
+        try update.run()
+
+        let second = try NFLogger(configuration: configuration)
+        let result = await deliverAll(second)
+        #expect(result.error == nil)
+        #expect(await second.diagnostics().quarantinedEvents == 1)
+        await second.close()
+        #expect(try await collector.stats().eventsStored == 9)
+        await collector.stop()
+    }
+
+    @Test("Keys load from a file as 32 raw bytes, base64 or hex; anything else is a clear error")
+    func keyFiles() throws {
+        let scratch = Scratch()
+        let bytes = (0..<32).map { UInt8($0) }
+        let forms: [(String, Data)] = [
+            ("raw", Data(bytes)),
+            ("base64", Data((Data(bytes).base64EncodedString() + "\n").utf8)),
+            ("hex", Data(bytes.map { String(format: "%02x", $0) }.joined().utf8)),
+        ]
+        for (name, data) in forms {
+            let url = scratch.url.appendingPathComponent(name)
+            try data.write(to: url)
+            #expect(throws: Never.self) { try EncryptionKey(contentsOf: url) }
+        }
+        let short = scratch.url.appendingPathComponent("short")
+        try Data("c2hvcnQ=".utf8).write(to: short)
+        #expect(throws: ConfigurationError.self) { try EncryptionKey(contentsOf: short) }
+        #expect(throws: ConfigurationError.self) { try EncryptionKey(contentsOf: scratch.url.appendingPathComponent("missing")) }
+        #expect("\(EncryptionKey.generate())".contains("redacted"))
+    }
+}
