@@ -25,8 +25,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The SQLite database file (created if missing).")
     var db: String
 
-    @Option(help: "A JSON file of accepted app keys: {\"keys\": [{\"app\": \"…\", \"key\": \"…\"}]}. Without it: development mode, key dev-key, loopback only.")
+    @Option(help: "A JSON file of accepted app keys, as SHA-256: {\"keys\": [{\"app\": \"…\", \"key_sha256\": \"…\"}]} (keygen --app APP --keys FILE adds one). Without it: development mode, key dev-key, loopback only.")
     var keys: String?
+
+    @Option(help: "Requests per second allowed per app key (all its devices together), past which the collector answers 429 with Retry-After. 0: no limit.")
+    var rateLimit: Double = 100
+
+    @Option(help: "Requests one app key may make at once after a quiet period (default: two seconds' worth of --rate-limit).")
+    var rateBurst: Int?
 
     @Option(help: "The address to bind.")
     var host: String = "127.0.0.1"
@@ -39,6 +45,8 @@ struct Serve: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard rateLimit.isFinite, rateLimit >= 0 else { throw ValidationError("--rate-limit must be 0 (no limit) or more") }
+        guard rateBurst.map({ $0 >= 1 }) ?? true else { throw ValidationError("--rate-burst must be at least 1") }
     }
 
     func run() async throws {
@@ -46,8 +54,18 @@ struct Serve: AsyncParsableCommand {
         var configuration = CollectorConfiguration()
         configuration.host = host
         configuration.port = port
+        if rateLimit > 0 {
+            configuration.rateLimit = try RateLimit(requestsPerSecond: rateLimit, burst: rateBurst)
+        }
         if let keys {
             configuration.keys = try AppKeys(contentsOf: URL(fileURLWithPath: keys))
+            // Still accepted, so an upgrade does not lock out every app; but the file holds keys that upload.
+            for entry in configuration.keys.plaintextEntries {
+                FileHandle.standardError.write(Data("""
+                    warning: \(keys): keys[\(entry.index)] (app \(entry.app)) holds its key in plaintext; anyone who reads the file can upload as that app. Replace its "key" field with "key_sha256": "\(entry.keySHA256)".
+
+                    """.utf8))
+            }
         } else {
             FileHandle.standardError.write(Data("""
                 ************************************************************************
@@ -135,12 +153,38 @@ struct Report: AsyncParsableCommand {
 
 struct Keygen: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Make an Ed25519 key pair for signing policies: writes the private key, prints the public key for the apps' configuration.")
+        abstract: "Make an app key (--app APP --keys FILE) or an Ed25519 key pair for signing policies (--private-key FILE).",
+        discussion: """
+            --app APP --keys FILE: makes a random app key, adds its SHA-256 to the keys file (created if missing) and \
+            prints the key itself once, alone on stdout, for the app's configuration (appKey / "app_key"). The file \
+            never holds the key: keep the printed key, it cannot be shown again.
+            --private-key FILE: writes an Ed25519 private key for --policy-signing-key and prints its public key for \
+            the apps' configuration.
+            """)
 
-    @Option(help: "Where to write the private key (base64, readable by its owner only).")
-    var privateKey: String
+    @Option(help: "Make an app key for this app (with --keys).")
+    var app: String?
+
+    @Option(help: "The keys file to add the app key's SHA-256 to (with --app).")
+    var keys: String?
+
+    @Option(help: "Where to write the policy-signing private key (base64, readable by its owner only).")
+    var privateKey: String?
+
+    func validate() throws {
+        guard (app != nil && keys != nil && privateKey == nil) || (app == nil && keys == nil && privateKey != nil) else {
+            throw ValidationError("give either --app APP --keys FILE (an app key) or --private-key FILE (a policy-signing key pair)")
+        }
+    }
 
     func run() throws {
+        if let app, let keys {
+            let key = try AppKeysFile.addKey(for: app, to: keys)
+            FileHandle.standardError.write(Data("added a key for app \(app) to \(keys) (its SHA-256 only); the key, shown this once:\n".utf8))
+            print(key)
+            return
+        }
+        guard let privateKey else { return }
         let key = Curve25519.Signing.PrivateKey()
         // O_EXCL: never overwrite a key (nor follow a file created meanwhile); 0600 from the start.
         let fd = open(privateKey, O_WRONLY | O_CREAT | O_EXCL, 0o600)

@@ -11,18 +11,12 @@ struct CollectorHTTPTests {
 
     func post(_ collector: TestCollector, body: [UInt8], key: String? = TestCollector.appKey,
               encoding: String? = "gzip") async throws -> HTTPResponse {
-        var headers = ["Content-Type": "application/json"]
-        if let key { headers[WireProtocol.appKeyHeader] = key }
-        if let encoding { headers["Content-Encoding"] = encoding }
-        return try await transport.send(HTTPRequest(url: collector.eventsURL, method: "POST", headers: headers, body: Data(body)))
+        try await CollectorClient(collector, key: key).post(body, encoding: encoding)
     }
 
-    func gzip(_ text: String) throws -> [UInt8] { try Gzip.compress(Array(text.utf8), level: 6) }
+    func gzip(_ text: String) throws -> [UInt8] { try CollectorClient.gzip(text) }
 
-    func message(_ response: HTTPResponse) -> String {
-        let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
-        return (object?["error"] as? [String: Any])?["message"] as? String ?? "<no message>"
-    }
+    func message(_ response: HTTPResponse) -> String { CollectorClient.message(response.body) }
 
     @Test("A valid batch is stored once; sending it again stores nothing new and counts duplicates")
     func storeAndDeduplicate() async throws {

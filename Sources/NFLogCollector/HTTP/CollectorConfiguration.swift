@@ -22,6 +22,10 @@ public struct CollectorConfiguration: Sendable {
     public var policiesDirectory: URL?
     /// When set, every policy served carries its Ed25519 signature in `X-NFLog-Signature`.
     public var policySigningKey: Curve25519.Signing.PrivateKey?
+    /// Requests allowed per app key, over all its authenticated endpoints; past it, 429 with
+    /// `Retry-After`. `nil` (the default for a collector made in code, such as tests' and the
+    /// demo's in-process one): no limit. `nflog-collector serve` sets one unless told not to.
+    public var rateLimit: RateLimit?
 
     public init() {}
 

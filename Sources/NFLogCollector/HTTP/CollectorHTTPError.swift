@@ -13,9 +13,25 @@ struct CollectorHTTPError: Error, HTTPResponseError {
 
     init(_ status: HTTPResponse.Status, message: String, path: String? = nil, headers: HTTPFields = [:]) {
         self.status = status
-        self.message = message
-        self.path = path
+        self.message = Self.bounded(message)
+        self.path = path.map(Self.bounded)
         self.headers = headers
+    }
+
+    /// Messages and paths may quote the sender's JSON keys (up to the parser's string limit):
+    /// an error body stays small whatever was sent.
+    static let maxTextBytes = 512
+
+    static func bounded(_ text: String) -> String {
+        guard text.utf8.count > maxTextBytes else { return text }
+        var kept = ""
+        var bytes = 0
+        for character in text {
+            bytes += character.utf8.count
+            guard bytes <= maxTextBytes - 3 else { break }
+            kept.append(character)
+        }
+        return kept + "…"
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {

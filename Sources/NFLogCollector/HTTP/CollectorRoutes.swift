@@ -4,20 +4,25 @@ import Hummingbird
 import NFLogSupport
 import NIOCore
 
-/// The collector's HTTP API (docs/PROTOCOL.md): `POST /v1/events`, `GET /v1/stats`, `GET /health`.
+/// The collector's HTTP API (docs/PROTOCOL.md): `POST /v1/events`, `GET /v1/stats`,
+/// `GET /v1/policy`, `GET /v1/report`, `POST /v1/events/lookup`, `GET /health`.
 ///
-/// Every refusal is an `HTTPError` with a message saying what is wrong, rendered as
-/// `{"error":{"message":"…"}}`; nothing is stored for a refused request.
+/// Every refusal is a ``CollectorHTTPError`` with a message saying what is wrong, rendered as
+/// `{"error":{"message":"…"}}` (``CollectorErrorMiddleware`` sees to it for errors from
+/// elsewhere); nothing is stored for a refused request.
 struct CollectorRoutes: Sendable {
     let store: any EventStore
     let configuration: CollectorConfiguration
     let decoder: BatchDecoder
     let appKeyHeader: HTTPField.Name
     let signatureHeader: HTTPField.Name
+    /// One token bucket per app key, when the configuration limits requests.
+    let limiter: RateLimiter?
 
     init(store: any EventStore, configuration: CollectorConfiguration) {
         self.store = store
         self.configuration = configuration
+        self.limiter = configuration.rateLimit.map { RateLimiter(limit: $0, keys: configuration.keys.count) }
         var decoder = BatchDecoder()
         decoder.maxEvents = configuration.maxEventsPerBatch
         self.decoder = decoder
@@ -27,6 +32,7 @@ struct CollectorRoutes: Sendable {
     }
 
     func register(on router: Router<BasicRequestContext>) {
+        router.add(middleware: CollectorErrorMiddleware())
         router.post(RouterPath(WireProtocol.eventsPath)) { request, _ in try await postEvents(request) }
         router.get(RouterPath(WireProtocol.statsPath)) { request, _ in try await getStats(request) }
         router.get(RouterPath(WireProtocol.healthPath)) { _, _ in Self.json(#"{"status":"ok"}"#) }
@@ -35,15 +41,22 @@ struct CollectorRoutes: Sendable {
         router.post(RouterPath(WireProtocol.lookupPath)) { request, _ in try await lookup(request) }
     }
 
-    /// The app the request's key belongs to, or 401.
+    /// The app the request's key belongs to; 401 for a missing or unknown key, then 429 with
+    /// `Retry-After` when the key is over its rate limit. Unknown keys never reach the limiter,
+    /// so they cannot spend a real key's allowance, and are told 401, not 429.
     private func authenticate(_ request: Request) throws -> String {
         guard let key = request.headers[appKeyHeader], !key.isEmpty else {
             throw CollectorHTTPError(.unauthorized, message: "missing app key: send it in the \(WireProtocol.appKeyHeader) header")
         }
-        guard let app = configuration.keys.app(forKey: key) else {
+        guard let entry = configuration.keys.index(forKey: key) else {
             throw CollectorHTTPError(.unauthorized, message: "unknown app key")
         }
-        return app
+        if let limiter, let wait = limiter.take(key: entry) {
+            throw CollectorHTTPError(.tooManyRequests,
+                                     message: "too many requests for this app key (limit: \(limiter.limit)); retry in \(wait) s",
+                                     headers: [.retryAfter: String(wait)])
+        }
+        return configuration.keys.app(at: entry)
     }
 
     private func postEvents(_ request: Request) async throws -> Response {
@@ -72,8 +85,9 @@ struct CollectorRoutes: Sendable {
             } catch {
                 throw CollectorHTTPError(.badRequest, message: "Content-Encoding is gzip but the body is \(error)")
             }
-        case let other?:
-            throw CollectorHTTPError(.unsupportedMediaType, message: "Content-Encoding \"\(other)\" is not supported; use gzip or identity")
+        case _?:
+            // Not echoed: the sender knows what it sent, and an error body repeats no header.
+            throw CollectorHTTPError(.unsupportedMediaType, message: "this Content-Encoding is not supported; use gzip or identity")
         }
 
         let batch: Batch

@@ -35,7 +35,7 @@ struct PolicyFiles: Sendable {
 
     /// A strong ETag: the SHA-256 of the bytes, so it changes exactly when the content does.
     static func etag(_ data: Data) -> String {
-        "\"" + SHA256.hash(data: data).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+        "\"" + Hex.encode(SHA256.hash(data: data).prefix(16)) + "\""
     }
 
     /// Whether an `If-None-Match` header names this ETag (or `*`); weak forms match too.

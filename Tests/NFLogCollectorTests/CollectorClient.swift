@@ -1,0 +1,46 @@
+import Foundation
+import NFLogSupport
+import NFLogger
+import NFLoggerTesting
+
+/// Requests to a test collector over real HTTP, with a chosen app key.
+struct CollectorClient {
+    let url: URL
+    var key: String? = TestCollector.appKey
+    let transport = URLSessionTransport()
+
+    init(_ collector: TestCollector, key: String? = TestCollector.appKey) {
+        self.url = collector.url
+        self.key = key
+    }
+
+    /// `POST /v1/events`.
+    func post(_ body: [UInt8], encoding: String? = "gzip") async throws -> HTTPResponse {
+        var headers = ["Content-Type": "application/json"]
+        if let encoding { headers["Content-Encoding"] = encoding }
+        return try await send("POST", "v1/events", body: body, headers: headers)
+    }
+
+    func send(_ method: String, _ path: String, body: [UInt8] = [], headers: [String: String] = [:]) async throws -> HTTPResponse {
+        var headers = headers
+        if let key { headers[WireProtocol.appKeyHeader] = key }
+        return try await transport.send(HTTPRequest(url: url.appendingPathComponent(path), method: method, headers: headers, body: Data(body)))
+    }
+
+    /// The parsed JSON body of a 200.
+    func json(_ method: String, _ path: String, body: [UInt8] = []) async throws -> [String: Any] {
+        let response = try await send(method, path, body: body)
+        guard response.status == 200, let object = try JSONSerialization.jsonObject(with: response.body) as? [String: Any] else {
+            throw RawHTTP.Failure(description: "\(method) \(path): \(response.status) \(String(decoding: response.body, as: UTF8.self))")
+        }
+        return object
+    }
+
+    static func gzip(_ text: String) throws -> [UInt8] { try Gzip.compress(Array(text.utf8), level: 6) }
+
+    /// `error.message` of an error body, or `<no message>`.
+    static func message(_ body: Data) -> String {
+        let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
+        return (object?["error"] as? [String: Any])?["message"] as? String ?? "<no message>"
+    }
+}
