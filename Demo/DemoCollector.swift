@@ -8,16 +8,20 @@ import NFLogger
 final class DemoCollector: Sendable {
     let url: URL
     let appKey: String
+    /// How the demo itself asks the collector for its report and audit (pinned with --pin-cert).
+    let transport: any HTTPTransport
     private let embedded: (server: CollectorServer, store: SQLiteEventStore, task: Task<Void, any Error>, directory: URL)?
 
-    private init(url: URL, appKey: String, embedded: (CollectorServer, SQLiteEventStore, Task<Void, any Error>, URL)?) {
+    private init(url: URL, appKey: String, transport: any HTTPTransport,
+                 embedded: (CollectorServer, SQLiteEventStore, Task<Void, any Error>, URL)?) {
         self.url = url
         self.appKey = appKey
+        self.transport = transport
         self.embedded = embedded
     }
 
-    static func remote(_ url: URL, appKey: String) -> DemoCollector {
-        DemoCollector(url: url, appKey: appKey, embedded: nil)
+    static func remote(_ url: URL, appKey: String, transport: any HTTPTransport) -> DemoCollector {
+        DemoCollector(url: url, appKey: appKey, transport: transport, embedded: nil)
     }
 
     /// Starts a collector in this process, serving `policy` to every app.
@@ -40,13 +44,14 @@ final class DemoCollector: Sendable {
             try await task.value
             throw DemoError("the embedded collector stopped before listening")
         }
-        return DemoCollector(url: url, appKey: WireProtocol.developmentKey, embedded: (server, store, task, directory))
+        return DemoCollector(url: url, appKey: WireProtocol.developmentKey, transport: URLSessionTransport(),
+                             embedded: (server, store, task, directory))
     }
 
     var isEmbedded: Bool { embedded != nil }
 
     private func request(_ path: String, method: String = "GET", body: Data = Data()) async throws -> HTTPResponse {
-        let response = try await URLSessionTransport().send(HTTPRequest(
+        let response = try await transport.send(HTTPRequest(
             url: url.appendingPathComponent(path), method: method,
             headers: [WireProtocol.appKeyHeader: appKey, "Content-Type": "application/json"], body: body))
         guard response.status == 200 else {

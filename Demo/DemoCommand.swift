@@ -36,6 +36,12 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Keep the SDK's database here (a second run on the same path delivers what the first left).")
     var db: String?
 
+    @Option(help: "Encrypt event parameters in the SDK's database with this key file (32 bytes, raw, base64 or hex; `openssl rand -base64 32`).")
+    var encryptionKeyFile: String?
+
+    @Option(help: "Trust only this certificate (PEM or DER) for --collector https://…: the SDK pins it.")
+    var pinCert: String?
+
     @Option(help: "Append the uuid of every event as its completion reports .recorded, one per line.")
     var receipts: String?
 
@@ -55,11 +61,17 @@ struct DemoCommand: AsyncParsableCommand {
     func validate() throws {
         guard events >= 0 else { throw ValidationError("--events must be zero or more") }
         guard burst >= 0 else { throw ValidationError("--burst must be zero or more") }
+        if pinCert != nil, collector == nil {
+            throw ValidationError("--pin-cert is for --collector https://…; the embedded collector speaks plain HTTP on loopback")
+        }
         guard (1...10_000).contains(sessions) else { throw ValidationError("--sessions must be between 1 and 10000") }
         guard offlineSeconds >= 0, offlineSeconds <= 3_600 else { throw ValidationError("--offline-seconds must be between 0 and 3600") }
         if let collector {
             guard let url = URL(string: collector), url.scheme == "http" || url.scheme == "https", url.host != nil else {
                 throw ValidationError("--collector must be an http(s) URL such as http://127.0.0.1:8080")
+            }
+            if pinCert != nil, url.scheme != "https" {
+                throw ValidationError("--pin-cert needs an https --collector (serve --tls-cert FILE --tls-key FILE)")
             }
             guard policy == nil else {
                 throw ValidationError("--policy is for the embedded collector; a running collector serves its own (serve --policies DIR)")
@@ -73,9 +85,11 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         let started = ContinuousClock.now
+        let pinning = try pinCert.map { try CertificatePinning(contentsOf: [URL(fileURLWithPath: $0)]) }
+        let transport = pinning?.makeTransport() ?? URLSessionTransport()
         let server: DemoCollector
         if let collector, let url = URL(string: collector) {
-            server = .remote(url, appKey: appKey)
+            server = .remote(url, appKey: appKey, transport: transport)
         } else {
             let path = policy.map { URL(fileURLWithPath: $0) } ?? Self.defaultPolicy
             guard let data = FileManager.default.contents(atPath: path.path) else {
@@ -91,7 +105,8 @@ struct DemoCommand: AsyncParsableCommand {
         configuration.policyURL = server.url.appendingPathComponent("v1/policy")
         configuration.appKey = server.appKey
         configuration.installID = "nflog-demo-\(seed)"  // sampling decisions are part of the fixed seed
-        configuration.transport = OfflineTransport(real: URLSessionTransport(), online: started + .milliseconds(Int64(offlineSeconds * 1_000)))
+        configuration.encryptionKey = try encryptionKeyFile.map { try EncryptionKey(contentsOf: URL(fileURLWithPath: $0)) }
+        configuration.transport = OfflineTransport(real: transport, online: started + .milliseconds(Int64(offlineSeconds * 1_000)))
         configuration.upload.interval = .seconds(1)
         configuration.upload.initialBackoff = .milliseconds(200)
         configuration.upload.maxBackoff = .seconds(1)
@@ -138,7 +153,7 @@ struct DemoCommand: AsyncParsableCommand {
         let exactlyOnce = audit.found == ids.count && audit.missing.isEmpty
         let filtered = counts.filtered.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         var lines = [
-            "NFLogger \(NFLogger.sdkVersion) demo · seed \(seed) · \(sessions) sessions · \(app.calls) logging calls · collector \(server.url.absoluteString)\(server.isEmbedded ? " (embedded)" : "")\(offlineSeconds > 0 ? " · offline for the first \(offlineSeconds) s" : "")",
+            "NFLogger \(NFLogger.sdkVersion) demo · seed \(seed) · \(sessions) sessions · \(app.calls) logging calls · collector \(server.url.absoluteString)\(server.isEmbedded ? " (embedded)" : "")\(pinning == nil ? "" : " · certificate pinned")\(encryptionKeyFile == nil ? "" : " · parameters encrypted at rest")\(offlineSeconds > 0 ? " · offline for the first \(offlineSeconds) s" : "")",
             "Policy: \(Self.describe(policyUpdate, diagnostics.policy)) · app mode \(logger.mode)",
             "SDK: \(counts.recorded) calls recorded (\(ids.count) events) · \(counts.filteredTotal) filtered\(filtered.isEmpty ? "" : " (\(filtered))") · \(counts.disabled) disabled · \(counts.failed) failed",
             "Uploads: \(diagnostics.uploadedEvents) events in \(diagnostics.uploadedBatches) batches · \(diagnostics.retriedUploads) retries · \(diagnostics.quarantinedEvents) quarantined · \(diagnostics.waitingForUpload) waiting · \(diagnostics.prunedEvents) pruned",

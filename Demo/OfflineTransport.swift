@@ -6,7 +6,7 @@ import FoundationNetworking
 
 /// The network as the simulated app sees it: unreachable until `online`, then the real thing.
 struct OfflineTransport: HTTPTransport {
-    let real: URLSessionTransport
+    let real: any HTTPTransport
     let online: ContinuousClock.Instant
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {

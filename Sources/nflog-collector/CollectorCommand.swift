@@ -12,7 +12,7 @@ struct CollectorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nflog-collector",
         abstract: "The NFLogger collector: receives gzip batches of events, stores each event once, reports.",
-        subcommands: [Serve.self, Export.self, Report.self, Keygen.self])
+        subcommands: [Serve.self, Export.self, Report.self, Keygen.self, TLSCert.self])
 }
 
 struct Serve: AsyncParsableCommand {
@@ -43,10 +43,17 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Sign served policies with this Ed25519 private key (base64 of 32 bytes, as keygen writes it).")
     var policySigningKey: String?
 
+    @Option(help: "Serve HTTPS with this PEM certificate (chain, leaf first). Needs --tls-key.")
+    var tlsCert: String?
+
+    @Option(help: "The PEM private key of --tls-cert.")
+    var tlsKey: String?
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard rateLimit.isFinite, rateLimit >= 0 else { throw ValidationError("--rate-limit must be 0 (no limit) or more") }
         guard rateBurst.map({ $0 >= 1 }) ?? true else { throw ValidationError("--rate-burst must be at least 1") }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
     }
 
     func run() async throws {
@@ -84,6 +91,9 @@ struct Serve: AsyncParsableCommand {
         }
         if let policySigningKey {
             configuration.policySigningKey = try Keygen.readPrivateKey(policySigningKey)
+        }
+        if let tlsCert, let tlsKey {
+            configuration.tls = try CollectorTLS(certificateFile: URL(fileURLWithPath: tlsCert), privateKeyFile: URL(fileURLWithPath: tlsKey))
         }
         let store = try SQLiteEventStore(path: db)
         let server = try CollectorServer(configuration: configuration, store: store)
@@ -186,15 +196,7 @@ struct Keygen: ParsableCommand {
         }
         guard let privateKey else { return }
         let key = Curve25519.Signing.PrivateKey()
-        // O_EXCL: never overwrite a key (nor follow a file created meanwhile); 0600 from the start.
-        let fd = open(privateKey, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard fd >= 0 else {
-            throw ValidationError(errno == EEXIST ? "\(privateKey) exists; refusing to overwrite a key" : "cannot create \(privateKey)")
-        }
-        let text = Array(key.rawRepresentation.base64EncodedString().utf8)
-        let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        guard written == text.count else { throw ValidationError("cannot write \(privateKey)") }
+        try SecretFile.create(privateKey, contents: key.rawRepresentation.base64EncodedString())
         print("private key written to \(privateKey)")
         print("public key (base64, for Configuration.policyPublicKey / \"policy_public_key\"): \(key.publicKey.rawRepresentation.base64EncodedString())")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NFLogSupport
 import NFLogger
 import NFLoggerTesting
@@ -170,4 +171,42 @@ final class ReservedPort: @unchecked Sendable {
     }
 
     deinit { release() }
+}
+
+/// Every message a `Logger` made, at trace level and up, for tests that read the SDK's log.
+final class LogCapture: Sendable {
+    struct Entry: Sendable {
+        let level: Logger.Level
+        let message: String
+        let metadata: String
+        /// The whole entry as one line, to search for what must (not) appear.
+        var line: String { "[\(level)] \(message) \(metadata)" }
+    }
+
+    private let captured = Mutex<[Entry]>([])
+
+    var entries: [Entry] { captured.withLock { $0 } }
+
+    var logger: Logger {
+        var logger = Logger(label: "nflogger.test") { _ in Handler(capture: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    fileprivate func append(_ entry: Entry) { captured.withLock { $0.append(entry) } }
+
+    private struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let all = self.metadata.merging(event.metadata ?? [:]) { _, new in new }
+            let rendered = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            capture.append(Entry(level: event.level, message: "\(event.message)", metadata: rendered))
+        }
+    }
 }

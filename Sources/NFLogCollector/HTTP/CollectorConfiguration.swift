@@ -26,6 +26,8 @@ public struct CollectorConfiguration: Sendable {
     /// `Retry-After`. `nil` (the default for a collector made in code, such as tests' and the
     /// demo's in-process one): no limit. `nflog-collector serve` sets one unless told not to.
     public var rateLimit: RateLimit?
+    /// When set, the collector serves HTTPS only, with this certificate and key.
+    public var tls: CollectorTLS?
 
     public init() {}
 

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdTLS
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -40,13 +41,15 @@ public final class CollectorServer: Sendable {
         let router = Router()
         CollectorRoutes(store: store, configuration: configuration).register(on: router)
         let host = configuration.host
+        let scheme = configuration.tls == nil ? "http" : "https"
         let app = Application(
             router: router,
+            server: try configuration.tls.map { try .tls(.http1(), tlsConfiguration: $0.configuration) } ?? .http1(),
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: "nflog-collector"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 let shownHost = host.contains(":") ? "[\(host)]" : host
-                if let url = URL(string: "http://\(shownHost):\(port)") { await onListening(url) }
+                if let url = URL(string: "\(scheme)://\(shownHost):\(port)") { await onListening(url) }
             },
             logger: logger)
         let serviceGroup = ServiceGroup(configuration: .init(

@@ -21,8 +21,9 @@ extension Configuration {
     /// ```
     ///
     /// `app_key`, `tenant_id`, `upload_url`, `policy_url` and `database_path` are required; a
-    /// relative `database_path` (or `encryption_key_file`, see ``EncryptionKey/init(contentsOf:)``)
-    /// is resolved against the file's directory. `app_id` defaults to the
+    /// relative `database_path` (or `encryption_key_file`, see ``EncryptionKey/init(contentsOf:)``,
+    /// or an entry of `pinned_certificate_files`, see ``CertificatePinning``) is resolved against
+    /// the file's directory. `app_id` defaults to the
     /// process name and `app_version` to `"0"`. Unknown fields are rejected, so a typo is an
     /// error rather than a silently ignored setting.
     ///
@@ -52,11 +53,11 @@ extension Configuration {
         try fields.rejectUnknown(["app_key", "tenant_id", "upload_url", "policy_url", "database_path",
                                   "app_id", "app_version", "mode", "specific_patterns", "limits",
                                   "session_idle_timeout_s", "upload", "policy_public_key", "policy_refresh_interval_s",
-                                  "install_id", "encryption_key_file"])
-        let databasePath = try fields.requiredString("database_path")
-        let databaseURL = databasePath.hasPrefix("/")
-            ? URL(fileURLWithPath: databasePath)
-            : baseDirectory.appendingPathComponent(databasePath)
+                                  "install_id", "encryption_key_file", "pinned_certificate_files"])
+        func resolve(_ path: String) -> URL {
+            path.hasPrefix("/") ? URL(fileURLWithPath: path) : baseDirectory.appendingPathComponent(path)
+        }
+        let databaseURL = resolve(try fields.requiredString("database_path"))
         self.init(databaseURL: databaseURL,
                   appID: try fields.string("app_id") ?? ProcessInfo.processInfo.processName,
                   appVersion: try fields.string("app_version") ?? "0")
@@ -113,8 +114,10 @@ extension Configuration {
         }
         if let interval = try fields.seconds("policy_refresh_interval_s") { policyRefreshInterval = interval }
         if let keyPath = try fields.string("encryption_key_file") {
-            encryptionKey = try EncryptionKey(contentsOf: keyPath.hasPrefix("/")
-                ? URL(fileURLWithPath: keyPath) : baseDirectory.appendingPathComponent(keyPath))
+            encryptionKey = try EncryptionKey(contentsOf: resolve(keyPath))
+        }
+        if let certificatePaths = try fields.stringArray("pinned_certificate_files") {
+            pinning = try CertificatePinning(contentsOf: certificatePaths.map(resolve))
         }
         installID = try fields.string("install_id")
         if let upload = try fields.object("upload") {

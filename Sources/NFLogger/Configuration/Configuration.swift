@@ -52,7 +52,12 @@ public struct Configuration: Sendable {
     /// never deleted, and a fresh one is started; turning encryption on for an existing database
     /// encrypts what it holds. Names, times and session data stay readable. Default: none.
     public var encryptionKey: EncryptionKey?
-    /// How uploads are sent. Default: ``URLSessionTransport``.
+    /// When set, the collector is trusted only if its certificate leads to one of these
+    /// (``CertificatePinning``); ``uploadURL`` and ``policyURL`` must then be `https`. Default:
+    /// none (the system's trust store, through ``URLSessionTransport``).
+    public var pinning: CertificatePinning?
+    /// How uploads are sent. Default: ``URLSessionTransport``, or with ``pinning`` a transport
+    /// that pins. Setting both is an error: a transport of your own does its own pinning.
     public var transport: (any HTTPTransport)?
     /// The SDK's own diagnostic log. Default: silent.
     public var logger = Logger(label: "nflogger", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -123,6 +128,13 @@ public struct Configuration: Sendable {
     }
 
     /// Checks the values that code could have set out of range.
+    /// The transport uploads and policy fetches share: the app's own, a pinning one, or URLSession.
+    func makeTransport() -> any HTTPTransport {
+        if let transport { return transport }
+        if let pinning { return pinning.makeTransport(timeout: upload.requestTimeout) }
+        return URLSessionTransport(timeout: upload.requestTimeout)
+    }
+
     func validate() throws(ConfigurationError) {
         guard databaseURL.isFileURL, !databaseURL.path.isEmpty else {
             throw .invalidField("database_path", reason: "must be a file path, got \(databaseURL)")
@@ -138,6 +150,16 @@ public struct Configuration: Sendable {
         if let policyURL {
             try Self.checkHTTP(policyURL, field: "policy_url")
             if appKey == nil { throw .missingField("app_key") }
+        }
+        if pinning != nil {
+            if transport != nil {
+                throw .invalidField("pinning", reason: "cannot be combined with a transport of your own: pin in that transport")
+            }
+            for (url, field) in [(uploadURL, "upload_url"), (policyURL, "policy_url")] {
+                if let url, url.scheme?.lowercased() != "https" {
+                    throw .invalidField(field, reason: "must be https when certificates are pinned, got \(url)")
+                }
+            }
         }
         if let policyPublicKey, policyPublicKey.count != 32 {
             throw .invalidField("policy_public_key", reason: "must be a 32-byte Ed25519 public key, got \(policyPublicKey.count) bytes")

@@ -33,6 +33,7 @@ public final class NFLogger: Sendable {
     let requests: RequestManager
     let completions: CompletionDispatcher
     private let encoder: ParameterEncoder
+    private let transport: any HTTPTransport
     let clock: any EventClock
 
     /// Creates a logger. The database is opened in the background; if it cannot be opened (a
@@ -72,7 +73,9 @@ public final class NFLogger: Sendable {
             cipher: configuration.encryptionKey.map(ParameterCipher.init(key:)), clock: clock, logger: configuration.logger)
         let sessions = SessionTracker(idleTimeoutNanoseconds: configuration.sessionIdleTimeout.nanoseconds,
                                       wallMilliseconds: clock.wallMilliseconds())
-        let requests = RequestManager(configuration: configuration, database: database, completions: completions,
+        let transport = configuration.makeTransport()
+        self.transport = transport
+        let requests = RequestManager(configuration: configuration, transport: transport, database: database, completions: completions,
                                       sessions: sessions, clock: clock, label: label + ".requests")
         self.requests = requests
         requests.apply(initialPolicy)
@@ -82,7 +85,7 @@ public final class NFLogger: Sendable {
             }
             let manager = PolicyManager(
                 url: url, appKey: appKey,
-                transport: configuration.transport ?? URLSessionTransport(timeout: configuration.upload.requestTimeout),
+                transport: transport,
                 verifier: verifier, cache: cache,
                 defaultRefresh: configuration.defaultPolicy?.refreshInterval ?? configuration.policyRefreshInterval,
                 logger: configuration.logger, completionQueue: completions.queue, initial: cached,
@@ -282,7 +285,13 @@ public final class NFLogger: Sendable {
     public func close(completion: (@Sendable () -> Void)? = nil) {
         let queue = completions.queue
         policyManager?.close()
-        requests.close { queue.async { completion?() } }
+        let transport = self.transport
+        requests.close {
+            // Its connections close now, not when the logger is released: a server shutting down
+            // would otherwise wait on them.
+            (transport as? PinnedTransport)?.shutdown()
+            queue.async { completion?() }
+        }
     }
 
     // MARK: The caller's-thread path

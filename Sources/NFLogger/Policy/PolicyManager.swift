@@ -119,6 +119,7 @@ final class PolicyManager: @unchecked Sendable {
         var headers = [WireProtocol.appKeyHeader: appKey, "Accept": "application/json"]
         if let etag = current?.etag { headers["If-None-Match"] = etag }
         let request = HTTPRequest(url: url, method: "GET", headers: headers, body: Data())
+        logger.trace("checking for a newer policy", metadata: ["etag": "\(current?.etag ?? "-")"])
         let transport = self.transport
         Task {
             let outcome: Result<HTTPResponse, any Error>
@@ -198,7 +199,7 @@ final class PolicyManager: @unchecked Sendable {
         status.appliedAt = Date()
         apply(policy)
         scheduleExpiry(policy)
-        logger.info("policy applied", metadata: ["mode": "\(policy.mode.rawValue)", "etag": "\(etag ?? "-")"])
+        logger.debug("policy applied", metadata: ["mode": "\(policy.mode.rawValue)", "etag": "\(etag ?? "-")"])
         do {
             try cache.save(PolicyCache.Entry(body: String(decoding: body, as: UTF8.self), etag: etag,
                                              signature: response.header(PolicyVerifier.header), fetchedAt: Date()))
@@ -219,7 +220,7 @@ final class PolicyManager: @unchecked Sendable {
         status.appliedAt = Date()
         apply(nil)
         try? FileManager.default.removeItem(at: cache.url)
-        logger.info("the collector serves no policy for this app any more; the default applies")
+        logger.debug("the collector serves no policy for this app any more; the default applies")
         return .notServed
     }
 

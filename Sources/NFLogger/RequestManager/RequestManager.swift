@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Logging
 import NFLogSupport
 import Synchronization
 
@@ -23,6 +24,7 @@ final class RequestManager: @unchecked Sendable {
     /// The drained buffer, kept for reuse so the next burst does not regrow an array.
     private var spare: [PendingRequest] = []
     private let configurationLimits: Configuration.Limits
+    private let logger: Logger
     private var maintenanceTimer: (any DispatchSourceTimer)?
     /// How often the Pruner's periodic pass runs.
     static let maintenanceInterval: Duration = .seconds(60)
@@ -45,9 +47,10 @@ final class RequestManager: @unchecked Sendable {
         var sessions: SessionTracker
     }
 
-    init(configuration: Configuration, database: DatabaseManager, completions: CompletionDispatcher,
-         sessions: SessionTracker, clock: any EventClock, label: String) {
+    init(configuration: Configuration, transport: any HTTPTransport, database: DatabaseManager,
+         completions: CompletionDispatcher, sessions: SessionTracker, clock: any EventClock, label: String) {
         let queue = DispatchQueue(label: label, qos: .utility)
+        logger = configuration.logger
         self.queue = queue
         self.database = database
         self.completions = completions
@@ -57,7 +60,7 @@ final class RequestManager: @unchecked Sendable {
         self.pending = Mutex(PendingState(sessions: sessions))
         if let url = configuration.uploadURL, let appKey = configuration.appKey {
             uploader = Uploader(queue: queue, database: database,
-                                transport: configuration.transport ?? URLSessionTransport(timeout: configuration.upload.requestTimeout),
+                                transport: transport,
                                 url: url, appKey: appKey, settings: configuration.upload, clock: clock,
                                 logger: configuration.logger, completionQueue: completions.queue)
         } else {
@@ -198,6 +201,8 @@ final class RequestManager: @unchecked Sendable {
                 if let completion = item.completion { delivered.append((completion, status)) }
             }
             completions.finish(batch: delivered)
+            // Counts only: never a name or a parameter.
+            logger.trace("wrote a transaction", metadata: ["requests": "\(batch.count)", "recorded": "\(recorded)"])
             if recorded > 0 { uploader?.recorded(recorded) }
             pending.withLock { ($0.inFlightEvents, $0.inFlightBytes) = (0, 0) }
             batch.removeAll(keepingCapacity: true)

@@ -8,6 +8,9 @@ public enum UploadError: Error, Sendable, Equatable, CustomStringConvertible {
     case closed
     /// No response arrived: connection refused or dropped, timeout, TLS failure.
     case network(String)
+    /// The collector's TLS certificate is not one of the pinned certificates (or does not name
+    /// its host): see ``CertificatePinning``. Nothing was sent; uploads back off and try again.
+    case untrustedCollector(String)
     /// The collector answered with a temporary failure (408, 429, 5xx); the batch will be retried.
     case server(status: Int, message: String)
     /// The collector refused the app key or the URL (401, 403, 404, …). Uploads pause for
@@ -24,6 +27,7 @@ public enum UploadError: Error, Sendable, Equatable, CustomStringConvertible {
         case .suspended: "the app is suspended"
         case .closed: "the logger is closed"
         case .network(let detail): "network: \(detail)"
+        case .untrustedCollector(let detail): "untrusted collector: \(detail)"
         case .server(let status, let message): "the collector answered \(status)\(message.isEmpty ? "" : ": \(message)")"
         case .refused(let status, let message): "the collector refused the upload (\(status))\(message.isEmpty ? "" : ": \(message)")"
         case .storage(let error): "storage: \(error)"

@@ -252,6 +252,11 @@ final class Uploader: @unchecked Sendable {
         switch outcome {
         case .failure(let failure as CompressionFailure):
             return backOff(.encoding("\(failure.error)"), retryAfter: nil)
+        case .failure(let failure as UntrustedCollector):
+            // A security event, not weather: said at error level. It may be a captive portal or an
+            // attacker, so back off as after any failure rather than pausing for long.
+            logger.error("refusing the collector's certificate; events stay on the device", metadata: ["host": "\(failure.host)"])
+            return retry(batch, .untrustedCollector(failure.description), retryAfter: nil)
         case .failure(let error):
             return retry(batch, .network(Self.describe(error)), retryAfter: nil)
         case .success(let value):

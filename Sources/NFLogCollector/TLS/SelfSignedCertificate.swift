@@ -1,0 +1,69 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A self-signed certificate and its private key, for a collector on a private network or in
+/// tests (`nflog-collector tls-cert`). Apps pin it with the SDK's `CertificatePinning`.
+///
+/// The key is P-256; the certificate names every host given as a subject alternative name
+/// (IP addresses as IP addresses), so hostname verification passes for each of them.
+public struct SelfSignedCertificate: Sendable {
+    /// The certificate, PEM.
+    public let certificatePEM: String
+    /// The private key, PEM (PKCS#8). Keep it secret.
+    public let privateKeyPEM: String
+
+    /// Generates a new key and certificate.
+    /// - Parameters:
+    ///   - hosts: DNS names and IP addresses the certificate is for, such as `["localhost", "127.0.0.1"]`.
+    ///   - validity: how long from now it is valid.
+    /// - Throws: ``CollectorTLSError`` if `hosts` is empty or a name cannot be encoded.
+    public init(hosts: [String], validity: Duration = .seconds(365 * 86_400)) throws(CollectorTLSError) {
+        guard let first = hosts.first else { throw CollectorTLSError(path: "hosts", reason: "name at least one host") }
+        let key = P256.Signing.PrivateKey()
+        let now = Date()
+        do {
+            let name = try DistinguishedName { CommonName(first) }
+            let alternativeNames = SubjectAlternativeNames(hosts.map { host in
+                Self.ipAddressBytes(host).map { .ipAddress(ASN1OctetString(contentBytes: ArraySlice($0))) } ?? .dnsName(host)
+            })
+            let certificate = try Certificate(
+                version: .v3,
+                serialNumber: Certificate.SerialNumber(),
+                publicKey: Certificate.PublicKey(key.publicKey),
+                notValidBefore: now.addingTimeInterval(-300),  // tolerate a little clock skew
+                notValidAfter: now.addingTimeInterval(Double(validity.components.seconds)),
+                issuer: name,
+                subject: name,
+                signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: try Certificate.Extensions {
+                    // Its own issuer, so verifiers (BoringSSL) want it able to sign certificates;
+                    // path length 0 keeps it from vouching for any other.
+                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                    Critical(KeyUsage(digitalSignature: true, keyCertSign: true))
+                    try ExtendedKeyUsage([.serverAuth])
+                    alternativeNames
+                },
+                issuerPrivateKey: Certificate.PrivateKey(key))
+            certificatePEM = try certificate.serializeAsPEM().pemString
+        } catch {
+            throw CollectorTLSError(path: "hosts", reason: "cannot make a certificate for \(hosts) (\(error))")
+        }
+        privateKeyPEM = key.pemRepresentation
+    }
+
+    /// The 4 or 16 bytes of an IPv4 or IPv6 address, or `nil` for a DNS name.
+    static func ipAddressBytes(_ host: String) -> [UInt8]? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, host, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        return nil
+    }
+}

@@ -1,0 +1,72 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+/// The ``HTTPTransport`` used when ``Configuration/pinning`` is set: async-http-client, trusting
+/// only the pinned certificates.
+final class PinnedTransport: HTTPTransport {
+    private let client: HTTPClient
+    private let timeout: TimeAmount
+    /// Responses the SDK reads are small (a policy, an upload's answer); anything larger is refused.
+    private static let maxResponseBytes = 1024 * 1024
+
+    init(pinning: CertificatePinning, timeout: Duration) {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(pinning.certificates)
+        tls.certificateVerification = .fullVerification
+        tls.minimumTLSVersion = .tlsv12
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
+        configuration.httpVersion = .http1Only
+        // Fail a request with the first connection error (a refused certificate above all): the
+        // Uploader has its own backoff, and must see the failure rather than wait out a timeout.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        self.timeout = .nanoseconds(Int64(clamping: timeout.components.seconds * 1_000_000_000
+            + timeout.components.attoseconds / 1_000_000_000))
+    }
+
+    // The client must be shut down before it is released; the shutdown keeps it alive until done.
+    // A second shutdown (after ``shutdown()``) only reports that it already was.
+    deinit { client.shutdown { _ in } }
+
+    /// Closes the connections; later requests fail.
+    func shutdown() { client.shutdown { _ in } }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var outgoing = HTTPClientRequest(url: request.url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.method)
+        for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
+        if !request.body.isEmpty { outgoing.body = .bytes(ByteBuffer(bytes: request.body)) }
+        do {
+            let response = try await client.execute(outgoing, timeout: timeout)
+            let body = try await response.body.collect(upTo: Self.maxResponseBytes)
+            var headers: [String: String] = [:]
+            for header in response.headers { headers[header.name] = header.value }
+            return HTTPResponse(status: Int(response.status.code), headers: headers, body: Data(body.readableBytesView))
+        } catch let error as NIOSSLError {
+            guard case .handshakeFailed = error else { throw error }
+            throw UntrustedCollector(host: request.url.host ?? "", detail: Self.reason(error))
+        } catch let error as NIOSSLExtraError where error == .failedToValidateHostname {
+            throw UntrustedCollector(host: request.url.host ?? "", detail: "the certificate does not name this host")
+        }
+    }
+
+    /// BoringSSL's reason (`CERTIFICATE_VERIFY_FAILED`), without its error codes and source paths.
+    static func reason(_ error: NIOSSLError) -> String {
+        let text = "\(error)"
+        guard let start = text.range(of: "OPENSSL_internal:")?.upperBound else { return "TLS handshake failed" }
+        let reason = text[start...].prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+        return reason.isEmpty ? "TLS handshake failed" : "TLS handshake failed: \(reason)"
+    }
+}
+
+/// The collector's certificate did not lead to a pinned certificate, or did not name the host.
+struct UntrustedCollector: Error, CustomStringConvertible {
+    let host: String
+    let detail: String
+    var description: String {
+        "the collector at \(host) presented a certificate that is not pinned (or not for this host): \(detail)"
+    }
+}
