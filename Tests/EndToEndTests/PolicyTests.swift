@@ -378,7 +378,12 @@ struct PolicyTests {
         var configuration = policyConfiguration(scratch, collector)
         configuration.defaultPolicy = try Policy.parse(Data(#"{"version":1,"mode":"active","rules":{"deny":["debug.*"]}}"#.utf8))
         let logger = try NFLogger(configuration: configuration)
-        #expect(await settledPolicy(logger) == .applied)
+        let update = await settledPolicy(logger)
+        switch update {
+        case .applied: break
+        case .rejected(.expired): break  // fetched after its expiry on a very loaded machine: refused, rightly
+        default: Issue.record("expected the policy applied (or refused as expired), got \(update)")
+        }
         // Observe the policy in force, if this (possibly very loaded) machine let us get here
         // before it expired; the decision is made when the call is made, so timing it is exact.
         let beforeCall = Date()

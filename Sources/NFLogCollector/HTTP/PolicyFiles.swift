@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NFLogSupport
 
 /// Finds the policy to serve an app: `DIR/<app>.json`, else `DIR/default.json`. Files are read on
 /// every request, so an operator's edit takes effect at once, without a restart.

@@ -18,7 +18,7 @@ extension UUID {
                         guard bytes[position] == UInt8(ascii: "-") else { ok = false; return }
                         position += 1
                     }
-                    guard let high = Self.hexValue(bytes[position]), let low = Self.hexValue(bytes[position + 1]) else {
+                    guard let high = Hex.value(bytes[position]), let low = Hex.value(bytes[position + 1]) else {
                         ok = false
                         return
                     }
@@ -30,15 +30,5 @@ extension UUID {
         }
         guard let parsed else { return nil }
         self.init(uuid: parsed)
-    }
-
-    @inline(__always)
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

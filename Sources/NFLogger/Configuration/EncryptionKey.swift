@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NFLogSupport
 
 /// A 256-bit AES key for encrypting event parameters at rest (``Configuration/encryptionKey``).
 ///
@@ -30,7 +31,7 @@ public struct EncryptionKey: Sendable, CustomStringConvertible {
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         if let raw = Data(base64Encoded: text), raw.count == 32 {
             try self.init(bytes: raw)
-        } else if text.count == 64, let raw = Self.hexBytes(text) {
+        } else if let raw = Hex.decode(text, byteCount: 32) {
             try self.init(bytes: raw)
         } else {
             throw .invalidField("encryption_key_file", reason: "\(url.path) must hold 32 bytes, raw or as base64 or hex")
@@ -51,24 +52,5 @@ public struct EncryptionKey: Sendable, CustomStringConvertible {
 
     private init(symmetricKey: SymmetricKey) {
         self.symmetricKey = symmetricKey
-    }
-
-    private static func hexBytes(_ text: String) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let high = iterator.next() {
-            guard let low = iterator.next(), let h = nibble(high), let l = nibble(low) else { return nil }
-            bytes.append(h << 4 | l)
-        }
-        return bytes
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -1,6 +1,7 @@
-/// Lowercase hex for digests: key hashes in keys files, ETags.
-enum Hex {
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+/// Hex digits: key hashes in keys files, ETags, encryption keys, UUIDs.
+public enum Hex {
+    /// Lowercase hex.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         for byte in bytes {
@@ -11,7 +12,7 @@ enum Hex {
     }
 
     /// Exactly `byteCount` bytes written as hex digits (either case), or `nil`.
-    static func decode(_ text: String, byteCount: Int) -> [UInt8]? {
+    public static func decode(_ text: String, byteCount: Int) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count == 2 * byteCount else { return nil }
         var bytes: [UInt8] = []
@@ -23,7 +24,9 @@ enum Hex {
         return bytes
     }
 
-    private static func value(_ digit: UInt8) -> UInt8? {
+    /// One hex digit's value (either case), or `nil`.
+    @inline(__always)
+    static func value(_ digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
