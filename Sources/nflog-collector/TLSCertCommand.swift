@@ -26,6 +26,9 @@ struct TLSCert: ParsableCommand {
     }
 
     func run() throws {
+        for path in [cert, key] where FileManager.default.fileExists(atPath: path) {
+            throw ValidationError("\(path) exists; refusing to overwrite it")
+        }
         let generated = try SelfSignedCertificate(hosts: hosts, validity: .seconds(days * 86_400))
         try SecretFile.create(key, contents: generated.privateKeyPEM)
         do { try Data(generated.certificatePEM.utf8).write(to: URL(fileURLWithPath: cert), options: .withoutOverwriting) } catch {

@@ -99,22 +99,50 @@ struct EncryptionTests {
         await collector.stop()
     }
 
-    @Test("An encrypted database opened with no key is moved aside too, not read as garbage")
-    func missingKeyMovesAside() async throws {
-        let scratch = Scratch()
-        var configuration = Configuration(databaseURL: scratch.databaseURL, appID: "com.example.e2e", appVersion: "1.0")
-        configuration.encryptionKey = EncryptionKey.generate()
-        let first = try NFLogger(configuration: configuration)
-        await Self.logMarked(first, count: 3)
-        await first.close()
-
+    @Test("An encrypted database opened with no key (a keychain not unlocked yet) is left alone; with the key it delivers all")
+    func missingKeyLeavesItAlone() async throws {
+        var (collector, scratch, configuration) = try await sealedDatabase(count: 3)
+        let key = configuration.encryptionKey
         configuration.encryptionKey = nil
-        let second = try NFLogger(configuration: configuration)
-        #expect(await second.logEvent(name: "plain.again", parameters: ["k": "v"]).isRecorded)
-        let message = await second.diagnostics().databaseResets.joined()
-        #expect(message.contains("encrypted and no encryption key is configured"), "\(message)")
-        await second.close()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).contains { $0.hasPrefix("events.sqlite.undecryptable-") })
+        let keyless = try NFLogger(configuration: configuration)
+        let status = await keyless.logEvent(name: "plain.again", parameters: ["k": "v"])
+        guard case .failed(.storage(let error)) = status else {
+            Issue.record("expected a storage failure, got \(status)")
+            return
+        }
+        #expect("\(error)".contains("no encryption key is configured"), "\(error)")
+        await keyless.close()
+        #expect(try !FileManager.default.contentsOfDirectory(atPath: scratch.url.path).contains { $0.contains("undecryptable") })
+
+        configuration.encryptionKey = key
+        let keyed = try NFLogger(configuration: configuration)
+        #expect(await deliverAll(keyed).error == nil)
+        await keyed.close()
+        #expect(try await collector.stats().eventsStored == 6)
+        await collector.stop()
+    }
+
+    @Test("Another key while another live process has the database open: left alone, moved aside once it is gone")
+    func wrongKeyWhileSharedIsLeftAlone() async throws {
+        var (collector, scratch, configuration) = try await sealedDatabase(count: 2)
+        // Register a live process (this test's parent) as having the file open.
+        let connection = try SQLiteConnection(path: scratch.databaseURL.path, busyTimeoutMilliseconds: 1_000)
+        try connection.execute("INSERT INTO open_epochs (epoch, pid, opened_ms) VALUES (42, \(getppid()), 0)")
+        configuration.encryptionKey = EncryptionKey.generate()
+        let other = try NFLogger(configuration: configuration)
+        let status = await other.logEvent(name: "after.rekey")
+        guard case .failed(.storage(let error)) = status else {
+            Issue.record("expected a storage failure, got \(status)")
+            return
+        }
+        #expect("\(error)".contains("another process has it open"), "\(error)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).filter { $0.contains("undecryptable") }.isEmpty)
+
+        try connection.execute("DELETE FROM open_epochs WHERE epoch = 42")  // that process is gone
+        #expect(await other.logEvent(name: "after.rekey").isRecorded)
+        #expect(await other.diagnostics().databaseResets.count == 1)
+        await other.close()
+        await collector.stop()
     }
 
     @Test("Turning encryption on for an existing database seals what it holds, and it is still delivered")
@@ -139,27 +167,41 @@ struct EncryptionTests {
         await collector.stop()
     }
 
-    @Test("A sealed value altered in the file is quarantined on the device, never sent; the rest is delivered")
-    func tamperedRowIsQuarantined() async throws {
+    @Test("Values altered in the file, or written in plaintext, are quarantined on the device (sealed, both columns kept), never sent")
+    func tamperedRowsAreQuarantined() async throws {
         let (collector, scratch, configuration) = try await sealedDatabase(count: 5)
-
-        // Flip one byte of one sealed value, as a damaged or tampered file would.
-        let connection = try SQLiteConnection(path: scratch.databaseURL.path, busyTimeoutMilliseconds: 1_000)
-        let row = try #require(try connection.prepare("SELECT id, parameters FROM point_events ORDER BY id LIMIT 1")
-            .collect { ($0.int64(at: 0), $0.blob(at: 1) ?? []) }.first)
-        var altered = row.1
-        altered[altered.count - 1] ^= 0x01
-        let update = try connection.prepare("UPDATE point_events SET parameters = ? WHERE id = ?")
-        try update.bindBlob(altered, at: 1)
-        try update.bind(row.0, at: 2)
-        try update.run()
+        do {
+            let connection = try SQLiteConnection(path: scratch.databaseURL.path, busyTimeoutMilliseconds: 1_000)
+            // Flip one byte of a point's sealed parameters and of a span's sealed end parameters,
+            // as a damaged or tampered file would; and write one point's parameters in plaintext,
+            // as a process without the key would.
+            for (table, column, offset) in [("point_events", "parameters", 0), ("span_events", "end_parameters", 0)] {
+                let row = try #require(try connection.prepare("SELECT id, \(column) FROM \(table) ORDER BY id LIMIT 1 OFFSET \(offset)")
+                    .collect { ($0.int64(at: 0), $0.blob(at: 1) ?? []) }.first)
+                var altered = row.1
+                altered[altered.count - 1] ^= 0x01
+                let update = try connection.prepare("UPDATE \(table) SET \(column) = ? WHERE id = ?")
+                try update.bindBlob(altered, at: 1)
+                try update.bind(row.0, at: 2)
+                try update.run()
+            }
+            let plaintext = try connection.prepare("UPDATE point_events SET parameters = ? WHERE id = (SELECT max(id) FROM point_events)")
+            try plaintext.bindBlob(Array(#"{"address":"\#(Self.marker)"}"#.utf8), at: 1)
+            try plaintext.run()
+        }
 
         let second = try NFLogger(configuration: configuration)
         let result = await deliverAll(second)
         #expect(result.error == nil)
-        #expect(await second.diagnostics().quarantinedEvents == 1)
+        #expect(await second.diagnostics().quarantinedEvents == 3)
         await second.close()
-        #expect(try await collector.stats().eventsStored == 9)
+        #expect(try await collector.stats().eventsStored == 7)
+
+        // Both columns of the span are kept (two rows), each as stored; the plaintext one sealed.
+        let reader = try SQLiteConnection(path: scratch.databaseURL.path, busyTimeoutMilliseconds: 1_000)
+        #expect(try reader.scalarInt("SELECT count(*) FROM quarantined_events") == 4)
+        #expect(try reader.scalarInt("SELECT count(*) FROM quarantined_events WHERE reason LIKE 'on the device: end parameters:%'") == 1)
+        #expect(!Self.contains(Self.fileBytes(scratch), Self.marker), "no plaintext left in the files")
         await collector.stop()
     }
 

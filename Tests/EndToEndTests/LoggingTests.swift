@@ -19,7 +19,7 @@ struct LoggingTests {
         #expect(configuration.logger.handler is SwiftLogNoOpLogHandler)
     }
 
-    @Test("At trace level, through uploads, a policy, a refused event and a refused key: no parameter, key or token in any line")
+    @Test("At trace level, through uploads, a policy, a refused event, a refused key and a database moved aside: no parameter, key or token in any line")
     func nothingSecretIsLogged() async throws {
         let policies = Scratch()
         try Data(#"{"version": 1, "mode": "active", "rules": {"deny": ["debug.**"]}}"#.utf8)
@@ -62,6 +62,14 @@ struct LoggingTests {
         let result = await refused.flush()
         if case .refused(status: 401, _)? = result.error {} else { Issue.record("expected a 401, got \(String(describing: result.error))") }
         await refused.close()
+
+        // The first database, opened with another key: moved aside, said at error level.
+        var rekeyed = configuration
+        rekeyed.encryptionKey = EncryptionKey.generate()
+        let moved = try NFLogger(configuration: rekeyed)
+        #expect(await moved.logEvent(name: "form.submit", parameters: ["address": Self.marker]).isRecorded)
+        #expect(await moved.diagnostics().databaseResets.count == 1)
+        await moved.close()
         await collector.stop()
 
         let entries = log.entries

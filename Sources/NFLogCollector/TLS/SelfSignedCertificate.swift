@@ -30,9 +30,18 @@ public struct SelfSignedCertificate: Sendable {
         let now = Date()
         do {
             let name = try DistinguishedName { CommonName(first) }
-            let alternativeNames = SubjectAlternativeNames(hosts.map { host in
-                Self.ipAddressBytes(host).map { .ipAddress(ASN1OctetString(contentBytes: ArraySlice($0))) } ?? .dnsName(host)
-            })
+            let addresses = hosts.compactMap(Self.ipAddressBytes)
+            let names = hosts.filter { Self.ipAddressBytes($0) == nil }
+            let alternativeNames = SubjectAlternativeNames(
+                names.map { .dnsName($0) } + addresses.map { .ipAddress(ASN1OctetString(contentBytes: ArraySlice($0))) })
+            // It is its own issuer, so it must be allowed to sign; the constraints keep it from
+            // vouching for any name but its own should someone add it to a system trust store
+            // ("invalid" is a reserved name nothing real has, when it names no DNS host).
+            let constraints = NameConstraints(
+                permittedDNSDomains: names.isEmpty ? ["invalid"] : names,
+                permittedIPRanges: (addresses.isEmpty ? [[0, 0, 0, 0]] : addresses).map { address in
+                    ASN1OctetString(contentBytes: ArraySlice(address + Array(repeating: 0xFF, count: address.count)))
+                })
             let certificate = try Certificate(
                 version: .v3,
                 serialNumber: Certificate.SerialNumber(),
@@ -43,10 +52,9 @@ public struct SelfSignedCertificate: Sendable {
                 subject: name,
                 signatureAlgorithm: .ecdsaWithSHA256,
                 extensions: try Certificate.Extensions {
-                    // Its own issuer, so verifiers (BoringSSL) want it able to sign certificates;
-                    // path length 0 keeps it from vouching for any other.
                     Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                     Critical(KeyUsage(digitalSignature: true, keyCertSign: true))
+                    Critical(constraints)
                     try ExtendedKeyUsage([.serverAuth])
                     alternativeNames
                 },

@@ -6,9 +6,10 @@ import NIOSSL
 ///
 /// With pinning, uploads and policy fetches go through async-http-client with these
 /// certificates as its only trust roots (URLSession on Linux cannot pin), and the collector's
-/// chain must lead to one of them; hostnames are still checked. Pin the collector's own
-/// self-signed certificate (`nflog-collector tls-cert` makes one), or the private CA that issues
-/// it. Pin the next certificate beside the current one before you rotate.
+/// chain must lead to one of them; hostnames are still checked. Pin a self-signed certificate:
+/// the collector's own (`nflog-collector tls-cert` makes one), or the root of the private CA that
+/// issues it (a certificate issued by another cannot anchor a chain here). Pin the next
+/// certificate beside the current one before you rotate.
 ///
 /// A collector that presents any other certificate is refused: the upload fails with
 /// ``UploadError/untrustedCollector(_:)``, visible in ``Diagnostics/lastUploadError`` and logged at

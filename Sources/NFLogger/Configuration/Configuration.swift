@@ -127,7 +127,6 @@ public struct Configuration: Sendable {
         self.appVersion = appVersion
     }
 
-    /// Checks the values that code could have set out of range.
     /// The transport uploads and policy fetches share: the app's own, a pinning one, or URLSession.
     func makeTransport() -> any HTTPTransport {
         if let transport { return transport }
@@ -135,6 +134,7 @@ public struct Configuration: Sendable {
         return URLSessionTransport(timeout: upload.requestTimeout)
     }
 
+    /// Checks the values that code could have set out of range.
     func validate() throws(ConfigurationError) {
         guard databaseURL.isFileURL, !databaseURL.path.isEmpty else {
             throw .invalidField("database_path", reason: "must be a file path, got \(databaseURL)")
@@ -228,6 +228,6 @@ extension Configuration.Upload {
         try check(initialBackoff > .zero && initialBackoff <= maxBackoff, "initial_backoff_s", "must be positive and at most max_backoff_s")
         try check(maxBackoff <= .seconds(86_400), "max_backoff_s", "must be at most a day")
         try check(refusedBackoff > .zero && refusedBackoff <= .seconds(7 * 86_400), "refused_backoff_s", "must be positive and at most a week")
-        try check(requestTimeout > .zero, "request_timeout_s", "must be positive")
+        try check(requestTimeout > .zero && requestTimeout <= .seconds(3_600), "request_timeout_s", "must be positive and at most an hour")
     }
 }

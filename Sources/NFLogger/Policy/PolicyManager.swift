@@ -140,6 +140,10 @@ final class PolicyManager: @unchecked Sendable {
         let update: PolicyUpdate
         var retryAfter: Duration?
         switch outcome {
+        case .failure(let failure as UntrustedCollector):
+            // A security event, as for uploads: said at error level.
+            logger.error("refusing the collector's certificate for the policy", metadata: ["host": "\(failure.host)"])
+            update = .failed(.network(failure.description))
         case .failure(let error):
             update = .failed(.network(Uploader.describe(error)))
         case .success(let response):

@@ -12,6 +12,7 @@ struct ParameterCipher: Sendable {
         case parameters = 0x70      // "p": a point event's or a span start's parameters
         case endParameters = 0x65   // "e": a span end's parameters
         case quarantined = 0x71     // "q": a quarantined event's JSON
+        case keyCheck = 0x6B        // "k": the database's key check
     }
 
     static let format: UInt8 = 1
@@ -42,14 +43,19 @@ struct ParameterCipher: Sendable {
         }
     }
 
-    /// Sealed with the id `00…0` and slot 0: what the database keeps to tell, on open, whether
+    /// Whether `stored` is a value this key sealed for this row and column.
+    func isSealed(_ stored: [UInt8], id: UUID, slot: Slot) -> Bool {
+        (try? open(stored, id: id, slot: slot)) != nil
+    }
+
+    /// Sealed with the id `00…0` in a slot of its own: what the database keeps to tell, on open, whether
     /// this is the key it was encrypted with.
     func keyCheck() throws(CipherError) -> [UInt8] {
-        try seal(Array(Self.keyCheckText.utf8), id: .nilUUID, slot: .parameters)
+        try seal(Array(Self.keyCheckText.utf8), id: .nilUUID, slot: .keyCheck)
     }
 
     func verify(keyCheck: [UInt8]) -> Bool {
-        (try? open(keyCheck, id: .nilUUID, slot: .parameters)) == Array(Self.keyCheckText.utf8)
+        (try? open(keyCheck, id: .nilUUID, slot: .keyCheck)) == Array(Self.keyCheckText.utf8)
     }
 
     private static let keyCheckText = "NFLogger encryption key check"

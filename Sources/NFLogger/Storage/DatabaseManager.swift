@@ -78,9 +78,13 @@ final class DatabaseManager {
         do {
             return try openFile()
         } catch where AtRestEncryption.isKeyMismatch(error) {
-            // Encrypted with another key (or the key was removed): its events cannot be read or
-            // sent, and must not be mixed with new ones under this key. Moved aside, never deleted,
-            // so the right key can still recover them.
+            // Encrypted with another key: its events cannot be read or sent, and must not be mixed
+            // with new ones under this key. Moved aside, never deleted, so the right key can still
+            // recover them; but not from under another process that is using it.
+            if let connection = try? SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds),
+               (try? Self.anotherProcessHasItOpen(connection)) != false {
+                throw SQLiteError(code: 5, message: "\(error.message), and another process has it open; it is left as it is")
+            }
             let reset = moveAside(because: error, suffix: "undecryptable",
                                   what: "the database cannot be opened with the configured key (\(error.message))")
             let opened = try openFile()
@@ -170,11 +174,17 @@ final class DatabaseManager {
         try connection.execute("PRAGMA journal_size_limit = \(min(4 << 20, limits.maxBytes / 8))")
         try connection.execute("PRAGMA wal_autocheckpoint = \(max(16, min(1_000, limits.maxBytes / 8 / 4_096)))")
         try Schema.migrate(connection)
-        try AtRestEncryption.prepare(connection, cipher: cipher)
+        if cipher != nil {
+            // Deleted values (delivered, pruned) are overwritten, not left in the file's slack.
+            try connection.execute("PRAGMA secure_delete = ON")
+        }
+        try AtRestEncryption.prepare(connection, cipher: cipher) { () throws(SQLiteError) in
+            try Self.anotherProcessHasItOpen(connection)
+        }
         let tables = try EventTableFactory(connection: connection, cipher: cipher)
         let opened = Open(connection: connection, tables: tables,
                           sessions: try SessionTable(connection: connection),
-                          outbox: try Outbox(connection: connection, tables: tables, cipher: cipher),
+                          outbox: try Outbox(connection: connection, tables: tables, cipher: cipher, logger: logger),
                           pruner: try Pruner(connection: connection, path: path))
         try connection.transaction { () throws(SQLiteError) in try registerProcess(opened) }
         storedEvents = try opened.pruner.storedEvents()
@@ -205,6 +215,13 @@ final class DatabaseManager {
             INSERT INTO open_epochs (epoch, pid, opened_ms) VALUES (\(processClockEpoch), \(me), \(Int64(Date().timeIntervalSince1970 * 1000)))
             ON CONFLICT (epoch) DO NOTHING
             """)
+    }
+
+    /// Whether a live process other than this one has registered the database as open.
+    static func anotherProcessHasItOpen(_ connection: SQLiteConnection) throws(SQLiteError) -> Bool {
+        let me = Int64(getpid())
+        return try connection.prepare("SELECT pid FROM open_epochs").collect { $0.int64(at: 0) }
+            .contains { pid in pid != me && (kill(pid_t(truncatingIfNeeded: pid), 0) == 0 || errno == EPERM) }
     }
 
     /// Closes the connection for good, as the logger closes: spans still open are not abandoned

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NFLogSupport
 
 /// A batch on its way to the collector: its rows are marked with the batch in the database, so
@@ -43,8 +44,11 @@ final class Outbox {
     private func connectionExecute(_ sql: String) throws(SQLiteError) { try connection.execute(sql) }
     /// Opens sealed parameters to build an upload, and seals what goes into quarantine.
     private let cipher: ParameterCipher?
+    private let logger: Logger
 
-    init(connection: SQLiteConnection, tables: EventTableFactory, cipher: ParameterCipher?) throws(SQLiteError) {
+    init(connection: SQLiteConnection, tables: EventTableFactory, cipher: ParameterCipher?,
+         logger: Logger) throws(SQLiteError) {
+        self.logger = logger
         self.connection = connection
         self.tables = tables
         self.cipher = cipher
@@ -66,7 +70,7 @@ final class Outbox {
             INSERT INTO quarantined_events (uuid, kind, name, payload, http_status, reason, quarantined_ms)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
-        quarantineCount = try connection.prepare("SELECT count(*) FROM quarantined_events")
+        quarantineCount = try connection.prepare("SELECT count(DISTINCT uuid) FROM quarantined_events")
         maxPointID = try connection.prepare("SELECT coalesce(max(id), 0) FROM point_events")
         maxSpanID = try connection.prepare("SELECT coalesce(max(id), 0) FROM span_events")
         // EXISTS, not count(*): the uploader asks after every batch, and a count walks every row
@@ -154,32 +158,57 @@ final class Outbox {
     }
 
     /// The events as they are to be sent: sealed parameters opened (plaintext exists only in
-    /// memory, for the upload). An event whose parameters no longer open (the file was altered)
-    /// is set aside in quarantine with the reason: never sent, never silently dropped. It is
-    /// deleted from its table in this transaction, so what is left of the list stays a prefix of
-    /// the table's ready rows.
+    /// memory, for the upload). An event whose parameters no longer open (the file was altered,
+    /// or a process without the key wrote it) is set aside in quarantine with the reason: never
+    /// sent, never silently dropped. It is deleted from its table in this transaction, so what is
+    /// left of the list stays a prefix of the table's ready rows.
     private func readable(_ events: [StoredEvent], now: Int64) throws(SQLiteError) -> [StoredEvent] {
         guard let cipher else { return events }
         var opened: [StoredEvent] = []
         opened.reserveCapacity(events.count)
         for var event in events {
+            // Into locals first: nothing opened may reach the quarantine below.
+            var start: [UInt8]?
+            var end: [UInt8]?
             do {
-                if let sealed = event.parameters { event.parameters = try cipher.open(sealed, id: event.id, slot: .parameters) }
-                if let sealed = event.endParameters { event.endParameters = try cipher.open(sealed, id: event.id, slot: .endParameters) }
-                opened.append(event)
+                if let sealed = event.parameters { start = try cipher.open(sealed, id: event.id, slot: .parameters) }
+                if let sealed = event.endParameters { end = try cipher.open(sealed, id: event.id, slot: .endParameters) }
             } catch {
-                try insertQuarantine.bind(event.id, at: 1)
-                try insertQuarantine.bind(event.kind.rawValue, at: 2)
-                try insertQuarantine.bind(event.name, at: 3)
-                try insertQuarantine.bindBlob(event.parameters ?? event.endParameters ?? [], at: 4)
-                try insertQuarantine.bind(Int64(0), at: 5)
-                try insertQuarantine.bind("on the device: \(error)", at: 6)
-                try insertQuarantine.bind(now, at: 7)
-                try insertQuarantine.run()
-                try tables.table(for: event.kind).delete(rowID: event.rowID)
+                try setAside(event, because: error, cipher: cipher, now: now)
+                continue
             }
+            event.parameters = start
+            event.endParameters = end
+            opened.append(event)
         }
         return opened
+    }
+
+    /// Quarantines an event whose stored parameters do not open: each column as it was stored
+    /// (one row per column, so nothing is lost), sealed if it was plaintext.
+    private func setAside(_ event: StoredEvent, because error: CipherError, cipher: ParameterCipher,
+                          now: Int64) throws(SQLiteError) {
+        logger.warning("an event's stored parameters do not decrypt; it is quarantined on the device",
+                       metadata: ["kind": "\(event.kind.rawValue)", "reason": "\(error)"])
+        let columns = [("parameters", event.parameters), ("end parameters", event.endParameters)]
+        for (column, stored) in columns {
+            guard let stored else { continue }
+            var payload = stored
+            if stored.first != ParameterCipher.format {
+                do { payload = try cipher.seal(stored, id: event.id, slot: .quarantined) } catch {
+                    throw SQLiteError(code: 1, message: "encryption: \(error)")
+                }
+            }
+            try insertQuarantine.bind(event.id, at: 1)
+            try insertQuarantine.bind(event.kind.rawValue, at: 2)
+            try insertQuarantine.bind(event.name, at: 3)
+            try insertQuarantine.bindBlob(payload, at: 4)
+            try insertQuarantine.bind(Int64(0), at: 5)
+            try insertQuarantine.bind("on the device: \(column): \(error)", at: 6)
+            try insertQuarantine.bind(now, at: 7)
+            try insertQuarantine.run()
+        }
+        try tables.table(for: event.kind).delete(rowID: event.rowID)
     }
 
     /// A batch with no events that carries waiting prune counts and notes, if there are any and

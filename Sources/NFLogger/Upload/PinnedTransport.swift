@@ -23,8 +23,7 @@ final class PinnedTransport: HTTPTransport {
         // Uploader has its own backoff, and must see the failure rather than wait out a timeout.
         configuration.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        self.timeout = .nanoseconds(Int64(clamping: timeout.components.seconds * 1_000_000_000
-            + timeout.components.attoseconds / 1_000_000_000))
+        self.timeout = .nanoseconds(Int64(clamping: timeout.nanoseconds))
     }
 
     // The client must be shut down before it is released; the shutdown keeps it alive until done.
@@ -35,6 +34,10 @@ final class PinnedTransport: HTTPTransport {
     func shutdown() { client.shutdown { _ in } }
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        // Pinning means nothing over plain HTTP, and the app key would travel in clear.
+        guard request.url.scheme?.lowercased() == "https" else {
+            throw UntrustedCollector(host: request.url.host ?? "", detail: "the URL is \(request.url.scheme ?? "without a scheme"), not https; nothing was sent")
+        }
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method)
         for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
@@ -47,9 +50,9 @@ final class PinnedTransport: HTTPTransport {
             return HTTPResponse(status: Int(response.status.code), headers: headers, body: Data(body.readableBytesView))
         } catch let error as NIOSSLError {
             guard case .handshakeFailed = error else { throw error }
-            throw UntrustedCollector(host: request.url.host ?? "", detail: Self.reason(error))
+            throw UntrustedCollector(host: request.url.host ?? "", detail: "its certificate is not one of the pinned certificates (\(Self.reason(error)))")
         } catch let error as NIOSSLExtraError where error == .failedToValidateHostname {
-            throw UntrustedCollector(host: request.url.host ?? "", detail: "the certificate does not name this host")
+            throw UntrustedCollector(host: request.url.host ?? "", detail: "its certificate does not name this host")
         }
     }
 
@@ -62,11 +65,12 @@ final class PinnedTransport: HTTPTransport {
     }
 }
 
-/// The collector's certificate did not lead to a pinned certificate, or did not name the host.
+/// The collector's certificate did not lead to a pinned certificate or did not name the host, or
+/// the URL was not https.
 struct UntrustedCollector: Error, CustomStringConvertible {
     let host: String
     let detail: String
     var description: String {
-        "the collector at \(host) presented a certificate that is not pinned (or not for this host): \(detail)"
+        "the collector at \(host): \(detail)"
     }
 }
