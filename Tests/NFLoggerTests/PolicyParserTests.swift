@@ -59,6 +59,11 @@ struct PolicyParserTests {
         (#"{"version":1,"mode":"active","privacy_zones":[{"latitude":1,"longitude":0,"radius_m":0}]}"#, "privacy_zones[0].radius_m"),
         (#"{"version":1,"mode":"active","expires_at":"tomorrow"}"#, "expires_at"),
         (#"{"version":1,"mode":"active","expires_at":"2020-01-01T00:00:00Z"}"#, "expired"),
+        // Found by scripts/fuzz: ICU, under ISO8601DateFormatter, died of SIGFPE on this.
+        (#"{"version":1,"mode":"active","expires_at":"2030-01-31T00:00:00.\#(String(repeating: "8", count: 100))250+01:00"}"#, "expires_at"),
+        (#"{"version":1,"mode":"active","expires_at":"2030-01-31T00:00:00.99999999999Z"}"#, "expires_at"),  // ICU read .012
+        (#"{"version":1,"mode":"active","expires_at":"2030-1-1T0:0:0Z"}"#, "expires_at"),
+        (#"{"version":1,"mode":"active","expires_at":"22222222222222222222-01-31T00:00:00Z"}"#, "expires_at"),
     ])
     func refusals(text: String, says: String) {
         #expect {
@@ -75,6 +80,15 @@ struct PolicyParserTests {
             case .expired: return says == "expired"
             default: return false
             }
+        }
+    }
+
+    @Test("expires_at takes RFC 3339 times, with an offset and up to 9 fraction digits")
+    func expiryTimes() throws {
+        for (text, seconds) in [("2030-01-31T00:00:00Z", 1_896_048_000.0), ("2030-01-31T00:00:00.250+01:00", 1_896_044_400.25),
+                                ("2030-01-31T00:00:00.999999999-00:30", 1_896_049_800.999)] {
+            let policy = try parse(#"{"version":1,"mode":"active","expires_at":"\#(text)"}"#, now: Date(timeIntervalSince1970: 0))
+            #expect(abs((policy.expiresAt?.timeIntervalSince1970 ?? 0) - seconds) < 0.001, "\(text)")
         }
     }
 

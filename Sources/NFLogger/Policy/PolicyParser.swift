@@ -169,10 +169,36 @@ extension Policy {
     static let maxAlternatives = 4_096
 
     static func parseDate(_ text: String) -> Date? {
+        // ICU, under ISO8601DateFormatter, is lenient (`2030-1-1T0:0:0Z`, 40-digit years), misreads
+        // more than ten fraction digits, and dies of SIGFPE on some forty (found by Fuzz/): only
+        // RFC 3339's exact shape reaches it.
+        guard hasRFC3339Shape(text) else { return nil }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         if let date = formatter.date(from: text) { return date }
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.date(from: text)
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS`, then up to 9 fraction digits, then `Z` or `±HH:MM`: digits where
+    /// digits go (whether they make a real time is the formatter's to say).
+    static func hasRFC3339Shape(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        func digits(_ range: Range<Int>) -> Bool {
+            range.upperBound <= bytes.count && bytes[range].allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        }
+        func byte(_ index: Int, _ expected: Unicode.Scalar) -> Bool { index < bytes.count && bytes[index] == UInt8(ascii: expected) }
+        guard digits(0..<4), byte(4, "-"), digits(5..<7), byte(7, "-"), digits(8..<10), byte(10, "T"),
+              digits(11..<13), byte(13, ":"), digits(14..<16), byte(16, ":"), digits(17..<19) else { return false }
+        var index = 19
+        if byte(index, ".") {
+            let start = index + 1
+            index = start
+            while digits(index..<index + 1) { index += 1 }
+            guard (1...9).contains(index - start) else { return false }
+        }
+        if byte(index, "Z") { return index + 1 == bytes.count }
+        guard byte(index, "+") || byte(index, "-") else { return false }
+        return digits(index + 1..<index + 3) && byte(index + 3, ":") && digits(index + 4..<index + 6) && index + 6 == bytes.count
     }
 }
