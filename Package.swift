@@ -96,7 +96,9 @@ let package = Package(
             dependencies: ["NFLogger", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tests/CrashChild"
         ),
-        .testTarget(name: "NFLoggerTests", dependencies: ["NFLogger", "NFLogSupport", "CSQLite"]),
+        .testTarget(name: "NFLoggerTests", dependencies: [
+            "NFLogger", "NFLogSupport", "CSQLite", "NFLogCollector", .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        ]),
         .testTarget(name: "NFLogCollectorTests", dependencies: ["NFLogCollector", "NFLoggerTesting", "NFLogger", "NFLogSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: [
             "NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport", "nflog-crash-child",

@@ -8,6 +8,8 @@ import NIOSSL
 /// only the pinned certificates.
 final class PinnedTransport: HTTPTransport {
     private let client: HTTPClient
+    /// What the client trusts (read by a test: the pinned certificates replace the system's).
+    let tls: TLSConfiguration
     private let timeout: TimeAmount
     /// Responses the SDK reads are small (a policy, an upload's answer); anything larger is refused.
     private static let maxResponseBytes = 1024 * 1024
@@ -17,6 +19,7 @@ final class PinnedTransport: HTTPTransport {
         tls.trustRoots = .certificates(pinning.certificates)
         tls.certificateVerification = .fullVerification
         tls.minimumTLSVersion = .tlsv12
+        self.tls = tls
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
         configuration.httpVersion = .http1Only
         // Fail a request with the first connection error (a refused certificate above all): the
