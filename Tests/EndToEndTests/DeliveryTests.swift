@@ -326,16 +326,3 @@ struct DeliveryTests {
         return try statement.collect { ($0.uuid(at: 0), Int($0.int64(at: 1)), $0.text(at: 2) ?? "") }
     }
 }
-
-/// SplitMix64: a fault script that is random but the same on every run.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -32,7 +32,7 @@ struct FuzzCorpusTests {
 
     /// Mutations of the seeds, the same for every run.
     static func mutations(of seeds: [[UInt8]], count: Int, seed: UInt64) -> [[UInt8]] {
-        var random = SplitMix64(seed: seed)
+        var random = SeededRandom(seed: seed)
         var out = seeds
         out.reserveCapacity(seeds.count + count)
         for _ in 0..<count {
@@ -94,18 +94,4 @@ struct FuzzCorpusTests {
             }
         }
     }
-}
-
-/// A small seeded generator (SplitMix64), so the mutations are the same in every run.
-struct SplitMix64 {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
 }
