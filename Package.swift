@@ -19,8 +19,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
-        // TLS: the collector serves HTTPS; the SDK pins through async-http-client, because
-        // URLSession on Linux never asks its delegate about server trust.
+        // TLS: the collector serves HTTPS. The SDK's transport on Linux is async-http-client:
+        // FoundationNetworking's URLSession spins on dropped connections and cannot pin.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -39,10 +39,12 @@ let package = Package(
                 "NFLogSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                // The transport on Linux only (Upload/HTTPClientTransport.swift): on Apple
+                // platforms the SDK uses URLSession, and an app must not carry a second TLS stack.
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: [.linux])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),
             ]
         ),
         // The collector as a library (routes, storage, reports), so tests can run it in-process.

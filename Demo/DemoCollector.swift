@@ -44,7 +44,7 @@ final class DemoCollector: Sendable {
             try await task.value
             throw DemoError("the embedded collector stopped before listening")
         }
-        return DemoCollector(url: url, appKey: WireProtocol.developmentKey, transport: URLSessionTransport(),
+        return DemoCollector(url: url, appKey: WireProtocol.developmentKey, transport: DefaultHTTPTransport(),
                              embedded: (server, store, task, directory))
     }
 

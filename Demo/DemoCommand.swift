@@ -86,7 +86,7 @@ struct DemoCommand: AsyncParsableCommand {
     func run() async throws {
         let started = ContinuousClock.now
         let pinning = try pinCert.map { try CertificatePinning(contentsOf: [URL(fileURLWithPath: $0)]) }
-        let transport = pinning?.makeTransport() ?? URLSessionTransport()
+        let transport = DefaultHTTPTransport(pinning: pinning)
         let server: DemoCollector
         if let collector, let url = URL(string: collector) {
             server = .remote(url, appKey: appKey, transport: transport)

@@ -98,7 +98,7 @@ final class FaultInjectingTransport: HTTPTransport {
         let fault: String
     }
 
-    private let real = URLSessionTransport()
+    private let real = DefaultHTTPTransport()
     private let script: Mutex<[Fault]>
     private let log = Mutex<[Sent]>([])
 

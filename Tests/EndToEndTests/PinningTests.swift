@@ -137,7 +137,7 @@ struct PinningTests {
             try NFLogger(configuration: configuration)
         }
         configuration.uploadURL = URL(string: "https://127.0.0.1:9/v1/events")
-        configuration.transport = URLSessionTransport()
+        configuration.transport = DefaultHTTPTransport()
         #expect(throws: ConfigurationError.self) { try NFLogger(configuration: configuration) }
 
         let garbage = scratch.url.appendingPathComponent("not-a-certificate.pem")

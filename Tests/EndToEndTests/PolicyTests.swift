@@ -257,7 +257,7 @@ struct PolicyTests {
         // A directory where the app's file should be: present, but not readable as a file.
         try FileManager.default.createDirectory(at: policies.url.appendingPathComponent("dev.json"), withIntermediateDirectories: true)
         let collector = try await startCollector(policies)
-        let response = try await URLSessionTransport().send(HTTPRequest(
+        let response = try await DefaultHTTPTransport().send(HTTPRequest(
             url: collector.url.appendingPathComponent("v1/policy"), method: "GET",
             headers: [WireProtocol.appKeyHeader: TestCollector.appKey], body: Data()))
         #expect(response.status == 500)
@@ -427,7 +427,7 @@ struct PolicyTests {
 
 /// Records the status of every policy response.
 final class StatusRecordingTransport: HTTPTransport {
-    private let real = URLSessionTransport()
+    private let real = DefaultHTTPTransport()
     private let statuses = Mutex<[Int]>([])
     var policyStatuses: [Int] { statuses.withLock { $0 } }
 

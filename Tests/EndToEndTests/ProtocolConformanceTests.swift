@@ -42,7 +42,7 @@ enum SchemaCheck {
 
 /// Records every request body on its way to the real collector.
 final class RecordingTransport: HTTPTransport {
-    private let real = URLSessionTransport()
+    private let real = DefaultHTTPTransport()
     private let bodies = Mutex<[Data]>([])
     var recorded: [Data] { bodies.withLock { $0 } }
 

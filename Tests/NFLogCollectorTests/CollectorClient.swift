@@ -7,7 +7,7 @@ import NFLoggerTesting
 struct CollectorClient {
     let url: URL
     var key: String? = TestCollector.appKey
-    let transport = URLSessionTransport()
+    let transport = DefaultHTTPTransport()
 
     init(_ collector: TestCollector, key: String? = TestCollector.appKey) {
         self.url = collector.url

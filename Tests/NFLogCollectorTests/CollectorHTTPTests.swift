@@ -7,7 +7,7 @@ import Testing
 
 @Suite("The collector over HTTP")
 struct CollectorHTTPTests {
-    let transport = URLSessionTransport()
+    let transport = DefaultHTTPTransport()
 
     func post(_ collector: TestCollector, body: [UInt8], key: String? = TestCollector.appKey,
               encoding: String? = "gzip") async throws -> HTTPResponse {

@@ -108,7 +108,7 @@ struct ReportTests {
     @Test("Over HTTP: the report for the key's app, and a receipt audit")
     func overHTTP() async throws {
         let collector = try await TestCollector.start()
-        let transport = URLSessionTransport()
+        let transport = DefaultHTTPTransport()
         let body = try Gzip.compress(Array(Self.batch.utf8), level: 6)
         let posted = try await transport.send(HTTPRequest(url: collector.eventsURL, method: "POST",
             headers: [WireProtocol.appKeyHeader: TestCollector.appKey, "Content-Encoding": "gzip"], body: Data(body)))

@@ -54,10 +54,11 @@ public struct Configuration: Sendable {
     public var encryptionKey: EncryptionKey?
     /// When set, the collector is trusted only if its certificate leads to one of these
     /// (``CertificatePinning``); ``uploadURL`` and ``policyURL`` must then be `https`. Default:
-    /// none (the system's trust store, through ``URLSessionTransport``).
+    /// none (the system's trust store).
     public var pinning: CertificatePinning?
-    /// How uploads are sent. Default: ``URLSessionTransport``, or with ``pinning`` a transport
-    /// that pins. Setting both is an error: a transport of your own does its own pinning.
+    /// How uploads and policy fetches are sent. Default: a ``DefaultHTTPTransport`` (URLSession on
+    /// Apple platforms, async-http-client elsewhere), pinning when ``pinning`` is set. Setting
+    /// both is an error: a transport of your own does its own pinning.
     public var transport: (any HTTPTransport)?
     /// The SDK's own diagnostic log. Default: silent.
     public var logger = Logger(label: "nflogger", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -127,11 +128,9 @@ public struct Configuration: Sendable {
         self.appVersion = appVersion
     }
 
-    /// The transport uploads and policy fetches share: the app's own, a pinning one, or URLSession.
+    /// The transport uploads and policy fetches share: the app's own, or the SDK's.
     func makeTransport() -> any HTTPTransport {
-        if let transport { return transport }
-        if let pinning { return pinning.makeTransport(timeout: upload.requestTimeout) }
-        return URLSessionTransport(timeout: upload.requestTimeout)
+        transport ?? DefaultHTTPTransport(timeout: upload.requestTimeout, pinning: pinning)
     }
 
     /// Checks the values that code could have set out of range.

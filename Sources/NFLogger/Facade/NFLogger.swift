@@ -33,7 +33,8 @@ public final class NFLogger: Sendable {
     let requests: RequestManager
     let completions: CompletionDispatcher
     private let encoder: ParameterEncoder
-    private let transport: any HTTPTransport
+    /// The transport the logger made (not one the app supplied), shut down on ``close(completion:)``.
+    private let ownTransport: DefaultHTTPTransport?
     let clock: any EventClock
 
     /// Creates a logger. The database is opened in the background; if it cannot be opened (a
@@ -74,7 +75,7 @@ public final class NFLogger: Sendable {
         let sessions = SessionTracker(idleTimeoutNanoseconds: configuration.sessionIdleTimeout.nanoseconds,
                                       wallMilliseconds: clock.wallMilliseconds())
         let transport = configuration.makeTransport()
-        self.transport = transport
+        ownTransport = configuration.transport == nil ? transport as? DefaultHTTPTransport : nil
         let requests = RequestManager(configuration: configuration, transport: transport, database: database, completions: completions,
                                       sessions: sessions, clock: clock, label: label + ".requests")
         self.requests = requests
@@ -285,11 +286,11 @@ public final class NFLogger: Sendable {
     public func close(completion: (@Sendable () -> Void)? = nil) {
         let queue = completions.queue
         policyManager?.close()
-        let transport = self.transport
+        let transport = ownTransport
         requests.close {
             // Its connections close now, not when the logger is released: a server shutting down
             // would otherwise wait on them.
-            (transport as? PinnedTransport)?.shutdown()
+            transport?.shutdown()
             queue.async { completion?() }
         }
     }

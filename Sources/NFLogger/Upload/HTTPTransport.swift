@@ -1,6 +1,6 @@
 import Foundation
 
-/// How the SDK sends HTTP requests. ``URLSessionTransport`` is the default; supply your own in
+/// How the SDK sends HTTP requests. ``DefaultHTTPTransport`` is the default; supply your own in
 /// ``Configuration/transport`` to route uploads through your app's networking stack, or to
 /// inject faults in tests.
 public protocol HTTPTransport: Sendable {

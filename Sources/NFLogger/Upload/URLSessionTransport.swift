@@ -3,29 +3,53 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The default ``HTTPTransport``: an ephemeral `URLSession` (no cookies, no cache).
+/// An ``HTTPTransport`` over an ephemeral `URLSession` (no cookies, no cache, no redirects): the
+/// SDK's transport on Apple platforms (see ``DefaultHTTPTransport``).
+///
+/// On Linux it runs on FoundationNetworking (libcurl), which can spin a core after a collector
+/// drops a connection; the SDK uses async-http-client there, and this type is kept for apps
+/// and benchmarks that want URLSession anyway.
 public final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
+    private let delegate: URLSessionTransportDelegate
 
     /// - Parameter timeout: how long one request may take, connection included.
-    public init(timeout: Duration = .seconds(30)) {
+    public convenience init(timeout: Duration = .seconds(30)) {
+        self.init(timeout: timeout, pinning: nil)
+    }
+
+    init(timeout: Duration, pinning: CertificatePinning?) {
         let configuration = URLSessionConfiguration.ephemeral
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let clamped = min(max(timeout, .milliseconds(1)), .seconds(3_600))
+        let seconds = Double(clamped.components.seconds) + Double(clamped.components.attoseconds) / 1e18
         configuration.timeoutIntervalForRequest = seconds
         configuration.timeoutIntervalForResource = seconds
         configuration.httpCookieStorage = nil
         configuration.urlCache = nil
-        session = URLSession(configuration: configuration)
+        delegate = URLSessionTransportDelegate(pinning: pinning)
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     }
 
     deinit { session.finishTasksAndInvalidate() }
 
+    /// Cancels what is in flight; later requests fail.
+    func shutdown() { session.invalidateAndCancel() }
+
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        if delegate.pinning != nil && request.url.scheme?.lowercased() != "https" {
+            throw UntrustedCollector(host: request.url.host ?? "", detail: "the URL is \(request.url.scheme ?? "without a scheme"), not https; nothing was sent")
+        }
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
-        let (data, response) = try await session.data(for: urlRequest)
+        let data: Data, response: URLResponse
+        do {
+            (data, response) = try await session.data(for: urlRequest)
+        } catch {
+            if let refusal = delegate.refusal(for: request.url.host) { throw refusal }
+            throw error
+        }
         guard let http = response as? HTTPURLResponse else {
             throw URLError(.badServerResponse)
         }

@@ -7,25 +7,27 @@ import Testing
 /// The pinned transport's TLS settings: the impostor tests in EndToEndTests use self-signed
 /// certificates, which the system would refuse anyway, so this checks that the pins replace the
 /// system's trust store rather than add to it.
-@Suite("Pinned transport")
-struct PinnedTransportTests {
+@Suite("Default transport")
+struct DefaultTransportTests {
     @Test("Only the pinned certificates are trusted, with full verification and nothing added")
     func trustsOnlyThePins() throws {
         let pinning = try CertificatePinning(pem: try Self.certificate())
-        let transport = PinnedTransport(pinning: pinning, timeout: .seconds(5))
-        guard case .certificates(let roots) = transport.tls.trustRoots else {
-            Issue.record("trust roots are \(String(describing: transport.tls.trustRoots)), not the pinned certificates")
+        let transport = DefaultHTTPTransport(timeout: .seconds(5), pinning: pinning)
+        defer { transport.shutdown() }
+        let tls = transport.base.tls
+        guard case .certificates(let roots) = tls.trustRoots else {
+            Issue.record("trust roots are \(String(describing: tls.trustRoots)), not the pinned certificates")
             return
         }
-        #expect(roots == pinning.certificates)
-        #expect(transport.tls.additionalTrustRoots.isEmpty)
-        #expect(transport.tls.certificateVerification == .fullVerification)
-        transport.shutdown()
+        #expect(roots == pinning.derCertificates.compactMap(CertificatePinning.platformCertificate))
+        #expect(roots.count == 1)
+        #expect(tls.additionalTrustRoots.isEmpty)
+        #expect(tls.certificateVerification == .fullVerification)
     }
 
     @Test("A huge request timeout is clamped, not a crash")
     func hugeTimeout() throws {
-        let transport = PinnedTransport(pinning: try CertificatePinning(pem: try Self.certificate()), timeout: .seconds(Int64.max))
+        let transport = DefaultHTTPTransport(timeout: .seconds(Int64.max), pinning: try CertificatePinning(pem: try Self.certificate()))
         transport.shutdown()
     }
 
