@@ -193,6 +193,11 @@ public struct Configuration: Sendable {
 }
 
 extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+
     /// Whole milliseconds, saturating at the bounds of `Int64` instead of wrapping.
     var milliseconds: Int64 {
         let (seconds, attoseconds) = components

@@ -38,8 +38,9 @@ final class PolicyManager: @unchecked Sendable {
     private var refreshTimer: (any DispatchSourceTimer)?
     private var expiryTimer: (any DispatchSourceTimer)?
     private var closed = false
-    /// Checks in a row that got no usable answer, for the backoff.
-    private var failures = 0
+    /// Checks in a row that got no usable answer back off from ``retryInterval`` up to the
+    /// refresh interval, with jitter so a fleet does not hammer a collector that is down.
+    private var backoff = Backoff(initial: PolicyManager.retryInterval, maximum: PolicyManager.retryInterval, jitter: .half)
 
     /// The first wait after a check that got no usable answer; it doubles (with jitter) up to the
     /// refresh interval, and is never shorter than the collector's `Retry-After`.
@@ -145,7 +146,7 @@ final class PolicyManager: @unchecked Sendable {
             logger.error("refusing the collector's certificate for the policy", metadata: ["host": "\(failure.host)"])
             update = .failed(.network(failure.description))
         case .failure(let error):
-            update = .failed(.network(Uploader.describe(error)))
+            update = .failed(.network(describeTransportError(error)))
         case .success(let response):
             switch response.status {
             case 200: update = accept(response)
@@ -153,7 +154,7 @@ final class PolicyManager: @unchecked Sendable {
             case 404: update = withdraw()
             default:
                 update = .failed(.http(status: response.status))
-                retryAfter = Uploader.retryAfter(response)
+                retryAfter = response.retryAfter()
             }
         }
         // A policy whose expiry passed while the device slept goes now, not at the timer.
@@ -169,14 +170,10 @@ final class PolicyManager: @unchecked Sendable {
             logger.debug("policy check failed", metadata: ["reason": "\(error)"])
         }
         if case .failed = update {
-            // Exponential backoff with jitter, so a fleet does not hammer a collector that is down.
-            failures += 1
-            let ceiling = min(Double(refreshInterval.milliseconds), Double(Self.retryInterval.milliseconds) * pow(2, Double(min(failures - 1, 20))))
-            var wait = Duration.milliseconds(Int64(Double.random(in: 0.5...1.0) * ceiling))
-            if let retryAfter { wait = max(wait, min(retryAfter, .seconds(86_400))) }
-            scheduleRefresh(after: wait)
+            backoff.maximum = refreshInterval
+            scheduleRefresh(after: backoff.failed(retryAfter: retryAfter))
         } else {
-            failures = 0
+            backoff.reset()
             scheduleRefresh(after: refreshInterval)
         }
         let waiters = waiting

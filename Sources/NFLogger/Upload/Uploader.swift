@@ -29,29 +29,23 @@ final class Uploader: @unchecked Sendable {
 
     private enum Phase {
         case ready
-        /// Waiting after a failure: nothing new is sent before `until`.
-        case backingOff(until: DispatchTime)
+        /// Waiting after a failure: nothing new is sent before `until` (monotonic nanoseconds).
+        case backingOff(until: UInt64)
         /// The collector refused the key or URL; same rule, with the longer wait.
-        case paused(until: DispatchTime)
+        case paused(until: UInt64)
     }
     private var phase = Phase.ready
+    /// Held closed while a wait is in force, for the requests already on their way out.
+    private let gate = SendGate()
+    private var backoff: Backoff
     /// Batches sent and not yet answered, by their row id.
     private var inFlight: [Int64: OutgoingBatch] = [:]
     private var suspended = false
     private var closed = false
-    private var consecutiveFailures = 0
     /// Halved on 413/400/422 to split a batch; back to the setting once the queue is empty.
     private var batchMaxEvents: Int
     private var recordedSinceUpload = 0
-    /// A flush waits for everything stored before it (its watermark) to be delivered, not for an
-    /// empty queue, so an app that keeps logging cannot keep it waiting.
-    private struct PendingFlush {
-        let uploadedAtStart: Int
-        let quarantinedAtStart: Int
-        let watermark: Outbox.Watermark?
-        let completion: @Sendable (FlushResult) -> Void
-    }
-    private var flushes: [PendingFlush] = []
+    private var flushes = FlushWaiters()
     /// Consecutive deliveries since a split reduced the batch size; at 16 it goes back up.
     private var deliveriesSinceSplit = 0
     static let deliveriesBeforeRegrowing = 16
@@ -65,8 +59,13 @@ final class Uploader: @unchecked Sendable {
     private(set) var lastError: UploadError?
     private(set) var nextAttempt: Date?
 
+    /// - Parameters:
+    ///   - clock: the one clock the Uploader reads: its monotonic reading for waits, its wall
+    ///     reading for ``nextAttempt`` and batch times.
+    ///   - random: the backoff's jitter (a seeded generator in tests).
     init(queue: DispatchQueue, database: DatabaseManager, transport: any HTTPTransport, url: URL, appKey: String,
-         settings: Configuration.Upload, clock: any EventClock, logger: Logger, completionQueue: DispatchQueue) {
+         settings: Configuration.Upload, clock: any EventClock, logger: Logger, completionQueue: DispatchQueue,
+         random: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
         self.queue = queue
         self.database = database
         self.transport = transport
@@ -78,6 +77,7 @@ final class Uploader: @unchecked Sendable {
         self.logger = logger
         self.completionQueue = completionQueue
         self.batchMaxEvents = settings.batchMaxEvents
+        backoff = Backoff(initial: settings.initialBackoff, maximum: settings.maxBackoff, jitter: .full, random: random)
     }
 
     deinit {
@@ -134,7 +134,7 @@ final class Uploader: @unchecked Sendable {
     /// the collector's `Retry-After` and the fleet-wide jitter are there to protect it.
     private var isWaiting: Bool {
         switch phase {
-        case .backingOff(let until), .paused(let until): DispatchTime.now() < until
+        case .backingOff(let until), .paused(let until): clock.monotonicNanoseconds() < until
         case .ready: false
         }
     }
@@ -143,8 +143,8 @@ final class Uploader: @unchecked Sendable {
     /// a backoff it reports the failure that caused it without sending.
     func flush(_ completion: @escaping @Sendable (FlushResult) -> Void) {
         let watermark = try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.watermark() }
-        flushes.append(PendingFlush(uploadedAtStart: uploadedEvents, quarantinedAtStart: quarantinedEvents,
-                                    watermark: watermark, completion: completion))
+        flushes.add(.init(uploadedAtStart: uploadedEvents, quarantinedAtStart: quarantinedEvents,
+                          watermark: watermark, completion: completion))
         if closed { return finishFlushes(.closed) }
         if suspended { return finishFlushes(.suspended) }
         if isWaiting { return finishFlushes(lastError) }
@@ -181,6 +181,7 @@ final class Uploader: @unchecked Sendable {
         }
         if inFlight.isEmpty && !isWaiting {
             phase = .ready
+            gate.open()
             batchMaxEvents = settings.batchMaxEvents
             recordedSinceUpload = 0
             finishFlushes(nil)
@@ -207,7 +208,8 @@ final class Uploader: @unchecked Sendable {
         inFlight[batch.rowID] = batch
         database.inFlightBatches.insert(batch.rowID)
         recordedSinceUpload = 0
-        let (transport, url, appKey, level, logger, queue) = (self.transport, self.url, self.appKey, settings.gzipLevel, self.logger, self.queue)
+        let (transport, url, appKey, level, logger, queue, gate, clock) =
+            (self.transport, self.url, self.appKey, settings.gzipLevel, self.logger, self.queue, self.gate, self.clock)
         compressionQueue.async {
             let body: [UInt8]
             do throws(GzipError) { body = try Gzip.compress(batch.body, level: level) } catch {
@@ -220,6 +222,10 @@ final class Uploader: @unchecked Sendable {
                 WireProtocol.appKeyHeader: appKey,
                 "User-Agent": "\(NFLogger.sdkName)/\(NFLogger.sdkVersion)",
             ], body: Data(body))
+            // Another batch's failure may have started a wait while this one was compressed.
+            guard gate.isOpen(at: clock.monotonicNanoseconds()) else {
+                return queue.async { self.settle(batch, .failure(HeldBack())) }
+            }
             Task {
                 let outcome: Result<HTTPResponse, any Error>
                 do { outcome = .success(try await transport.send(request)) } catch { outcome = .failure(error) }
@@ -232,6 +238,9 @@ final class Uploader: @unchecked Sendable {
     private struct CompressionFailure: Error {
         let error: GzipError
     }
+
+    /// A batch not sent because a wait began while it was compressed: it goes when the wait ends.
+    private struct HeldBack: Error {}
 
     private func settle(_ batch: OutgoingBatch, _ outcome: Result<HTTPResponse, any Error>) {
         inFlight[batch.rowID] = nil
@@ -250,6 +259,8 @@ final class Uploader: @unchecked Sendable {
     private func handle(_ batch: OutgoingBatch, _ outcome: Result<HTTPResponse, any Error>) {
         let response: HTTPResponse
         switch outcome {
+        case .failure(is HeldBack):
+            return  // not sent: nothing to count; the wait that held it back ends with a trigger
         case .failure(let failure as CompressionFailure):
             return backOff(.encoding("\(failure.error)"), retryAfter: nil)
         case .failure(let failure as UntrustedCollector):
@@ -258,65 +269,66 @@ final class Uploader: @unchecked Sendable {
             logger.error("refusing the collector's certificate; events stay on the device", metadata: ["host": "\(failure.host)"])
             return retry(batch, .untrustedCollector(failure.description), retryAfter: nil)
         case .failure(let error):
-            return retry(batch, .network(Self.describe(error)), retryAfter: nil)
+            return retry(batch, .network(describeTransportError(error)), retryAfter: nil)
         case .success(let value):
             response = value
         }
         let status = response.status
-        var message: String { Self.message(in: response) }  // read only when something went wrong
-        switch status {
-        case 200..<300:
-            do {
-                let deleted = try database.withOutbox { (outbox) throws(SQLiteError) in try outbox.delivered(batch) }
-                uploadedEvents += deleted
-                uploadedBatches += 1
-            } catch {
-                // Delivered but not deleted: the same batch goes again and the collector's
-                // de-duplication drops it. Nothing is lost either way.
+        switch UploadVerdict(response) {
+        case .delivered:
+            delivered(batch)
+        case .split where batch.events.count > 1:
+            // Too big, or one event in it is refused: send it again in halves to find out.
+            logger.debug("splitting a refused batch", metadata: ["status": "\(status)", "events": "\(batch.events.count)"])
+            batchMaxEvents = max(1, batch.events.count / 2)
+            deliveriesSinceSplit = 0
+            do { try database.withOutbox { (outbox) throws(SQLiteError) in try outbox.release(batch) } } catch {
                 return backOff(.storage(error), retryAfter: nil)
             }
-            consecutiveFailures = 0
-            if !isWaiting {  // another batch's failure may have started a wait: keep its story
-                lastError = nil
-                nextAttempt = nil
-            }
-            if batchMaxEvents < settings.batchMaxEvents {
-                deliveriesSinceSplit += 1
-                if deliveriesSinceSplit >= Self.deliveriesBeforeRegrowing { batchMaxEvents = settings.batchMaxEvents }
-            }
-        case 400 where !Self.isAboutAnEvent(response), 422 where !Self.isAboutAnEvent(response):
-            // The collector refuses the batch itself (its envelope, its encoding), not one event:
-            // splitting cannot help and quarantining would throw good events away. Keep them, wait.
-            pause(.refused(status: status, message: message))
-        case 400, 413, 422:
-            if batch.events.count > 1 {
-                // Too big, or one event in it is refused: send it again in halves to find out.
-                logger.debug("splitting a refused batch", metadata: ["status": "\(status)", "events": "\(batch.events.count)"])
-                batchMaxEvents = max(1, batch.events.count / 2)
-                deliveriesSinceSplit = 0
-                do { try database.withOutbox { (outbox) throws(SQLiteError) in try outbox.release(batch) } } catch {
-                    return backOff(.storage(error), retryAfter: nil)
-                }
-            } else {
-                let now = clock.wallMilliseconds()
-                logger.warning("the collector refused an event; it is quarantined", metadata: ["status": "\(status)", "reason": "\(message)"])
-                do {
-                    try database.withOutbox { (outbox) throws(SQLiteError) in
-                        try outbox.quarantine(batch, status: status, reason: message, now: now)
-                    }
-                } catch {
-                    return backOff(.storage(error), retryAfter: nil)
-                }
-                quarantinedEvents += batch.events.count
-                // The refused event is out of the way: batches may be full-size again.
-                batchMaxEvents = settings.batchMaxEvents
-            }
-        case 408, 429, 500..<600:
-            retry(batch, .server(status: status, message: message), retryAfter: Self.retryAfter(response))
-        default:
-            // 401, 403, 404, … : retrying soon cannot help. Keep everything and wait long.
-            pause(.refused(status: status, message: message))
+        case .split:
+            quarantine(batch, status: status, reason: response.errorMessage)
+        case .retry(let retryAfter):
+            retry(batch, .server(status: status, message: response.errorMessage), retryAfter: retryAfter)
+        case .pause:
+            pause(.refused(status: status, message: response.errorMessage))
         }
+    }
+
+    private func delivered(_ batch: OutgoingBatch) {
+        do {
+            let deleted = try database.withOutbox { (outbox) throws(SQLiteError) in try outbox.delivered(batch) }
+            uploadedEvents += deleted
+            uploadedBatches += 1
+        } catch {
+            // Delivered but not deleted: the same batch goes again and the collector's
+            // de-duplication drops it. Nothing is lost either way.
+            return backOff(.storage(error), retryAfter: nil)
+        }
+        backoff.reset()
+        if !isWaiting {  // another batch's failure may have started a wait: keep its story
+            lastError = nil
+            nextAttempt = nil
+        }
+        if batchMaxEvents < settings.batchMaxEvents {
+            deliveriesSinceSplit += 1
+            if deliveriesSinceSplit >= Self.deliveriesBeforeRegrowing { batchMaxEvents = settings.batchMaxEvents }
+        }
+    }
+
+    /// The collector refused this single event for good: set it aside with its reason.
+    private func quarantine(_ batch: OutgoingBatch, status: Int, reason: String) {
+        let now = clock.wallMilliseconds()
+        logger.warning("the collector refused an event; it is quarantined", metadata: ["status": "\(status)", "reason": "\(reason)"])
+        do {
+            try database.withOutbox { (outbox) throws(SQLiteError) in
+                try outbox.quarantine(batch, status: status, reason: reason, now: now)
+            }
+        } catch {
+            return backOff(.storage(error), retryAfter: nil)
+        }
+        quarantinedEvents += batch.events.count
+        // The refused event is out of the way: batches may be full-size again.
+        batchMaxEvents = settings.batchMaxEvents
     }
 
     // MARK: Waiting
@@ -327,31 +339,28 @@ final class Uploader: @unchecked Sendable {
         backOff(error, retryAfter: retryAfter)
     }
 
-    /// Exponential backoff with full jitter: a random wait in [0, min(max, initial × 2^failures)],
-    /// and never less than the collector's `Retry-After`.
+    /// Waits as ``Backoff`` says: exponential with full jitter, never less than `Retry-After`.
     private func backOff(_ error: UploadError, retryAfter: Duration?) {
-        consecutiveFailures += 1
-        let ceiling = Self.seconds(settings.initialBackoff) * pow(2, Double(min(consecutiveFailures - 1, 40)))
-        var delay = Double.random(in: 0...min(Self.seconds(settings.maxBackoff), ceiling))
-        if let retryAfter { delay = max(delay, min(Self.seconds(retryAfter), 86_400)) }
-        logger.debug("upload failed; retrying later", metadata: ["error": "\(error)", "delay_s": "\(delay)"])
+        let delay = backoff.failed(retryAfter: retryAfter)
+        logger.debug("upload failed; retrying later", metadata: ["error": "\(error)", "delay_s": "\(delay.seconds)"])
         wait(delay, then: { .backingOff(until: $0) }, error)
     }
 
     private func pause(_ error: UploadError) {
         logger.error("the collector refused uploads; pausing them", metadata: ["error": "\(error)"])
-        wait(Self.seconds(settings.refusedBackoff), then: { .paused(until: $0) }, error)
+        wait(settings.refusedBackoff, then: { .paused(until: $0) }, error)
     }
 
-    private func wait(_ seconds: Double, then phaseUntil: (DispatchTime) -> Phase, _ error: UploadError) {
-        let delay = DispatchTimeInterval.nanoseconds(Int(min(seconds, 7 * 86_400) * 1e9))
-        let until = DispatchTime.now() + delay
-        phase = phaseUntil(until)
+    private func wait(_ delay: Duration, then phaseUntil: (UInt64) -> Phase, _ error: UploadError) {
+        let nanoseconds = min(delay, .seconds(7 * 86_400)).nanoseconds
+        let (until, overflow) = clock.monotonicNanoseconds().addingReportingOverflow(nanoseconds)
+        phase = phaseUntil(overflow ? .max : until)
+        gate.close(until: overflow ? .max : until)
         lastError = error
-        nextAttempt = Date(timeIntervalSince1970: Double(clock.wallMilliseconds()) / 1000 + seconds)
+        nextAttempt = Date(timeIntervalSince1970: Double(clock.wallMilliseconds()) / 1000 + Double(nanoseconds) / 1e9)
         retryTimer?.cancel()
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: until, leeway: .milliseconds(10))
+        timer.schedule(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)), leeway: .milliseconds(10))
         timer.setEventHandler { [weak self] in self?.trigger() }
         timer.resume()
         retryTimer = timer
@@ -362,25 +371,19 @@ final class Uploader: @unchecked Sendable {
     /// the queue is empty.
     private func finishFlushes(_ error: UploadError?) {
         guard !flushes.isEmpty else { return }
-        complete(flushes, error: error)
-        flushes = []
+        complete(flushes.takeAll(), error: error)
     }
 
     /// Completes the flushes whose events (those stored before the call) are all delivered.
     private func finishSatisfiedFlushes() {
         guard !flushes.isEmpty else { return }
-        var done: [PendingFlush] = []
-        flushes.removeAll { flush in
-            guard let watermark = flush.watermark,
-                  let waiting = try? database.withOutbox({ (outbox) throws(SQLiteError) in try outbox.hasWaiting(upTo: watermark) }),
-                  !waiting else { return false }
-            done.append(flush)
-            return true
+        let done = flushes.takeSatisfied { watermark in
+            (try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.hasWaiting(upTo: watermark) }) == false
         }
         if !done.isEmpty { complete(done, error: nil) }
     }
 
-    private func complete(_ finished: [PendingFlush], error: UploadError?) {
+    private func complete(_ finished: [FlushWaiters.Waiter], error: UploadError?) {
         let remaining = (try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.waitingCount() }) ?? 0
         let uploaded = uploadedEvents
         let quarantined = quarantinedEvents
@@ -390,44 +393,5 @@ final class Uploader: @unchecked Sendable {
                                              quarantinedEvents: quarantined - flush.quarantinedAtStart, error: error))
             }
         }
-    }
-
-    // MARK: Reading responses
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
-    /// The collector's error message (`{"error":{"message":"…"}}`), or the start of the body.
-    static func message(in response: HTTPResponse) -> String {
-        if let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
-           let error = object["error"] as? [String: Any], let message = error["message"] as? String {
-            return String(message.prefix(500))
-        }
-        return String(decoding: response.body.prefix(200), as: UTF8.self)
-    }
-
-    /// Whether a 400/422 names an event (`"path": "events[3]…"`), rather than the batch as a whole.
-    static func isAboutAnEvent(_ response: HTTPResponse) -> Bool {
-        guard let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
-              let error = object["error"] as? [String: Any], let path = error["path"] as? String else { return false }
-        return path.hasPrefix("events[")
-    }
-
-    /// `Retry-After` as seconds or as an HTTP date.
-    static func retryAfter(_ response: HTTPResponse) -> Duration? {
-        guard let value = response.header("Retry-After")?.trimmingCharacters(in: .whitespaces) else { return nil }
-        if let seconds = Int(value) { return .seconds(max(0, seconds)) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: value) else { return nil }
-        return .milliseconds(max(0, Int64(date.timeIntervalSinceNow * 1000)))
-    }
-
-    static func describe(_ error: any Error) -> String {
-        if let error = error as? URLError { return "\(error.code.rawValue): \(error.localizedDescription)" }
-        return "\(error)"
     }
 }

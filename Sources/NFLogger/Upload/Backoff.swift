@@ -1,0 +1,54 @@
+import Foundation
+
+/// Exponential backoff with jitter, shared by uploads and policy checks: after the n-th failure
+/// in a row the wait is drawn below a ceiling of `initial × 2^(n−1)`, capped at `maximum`, so a
+/// fleet of devices spreads out instead of returning together; and it is never shorter than the
+/// server's `Retry-After` (itself capped at a day).
+///
+/// The random source is injected so a test can drive the arithmetic; the SDK uses the system's.
+struct Backoff {
+    enum Jitter {
+        /// Anywhere in [0, ceiling] ("full jitter"): spreads a fleet the most.
+        case full
+        /// In [ceiling / 2, ceiling]: never at once, for checks that are cheap to delay.
+        case half
+    }
+
+    var initial: Duration
+    var maximum: Duration
+    let jitter: Jitter
+    private(set) var failures = 0
+    private var random: AnyGenerator
+
+    static let longestRetryAfter: Duration = .seconds(86_400)
+
+    init(initial: Duration, maximum: Duration, jitter: Jitter = .full,
+         random: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
+        self.initial = initial
+        self.maximum = maximum
+        self.jitter = jitter
+        self.random = AnyGenerator(base: random)
+    }
+
+    /// Counts one more failure and returns how long to wait before the next attempt.
+    mutating func failed(retryAfter: Duration? = nil) -> Duration {
+        failures += 1
+        let ceiling = min(maximum.seconds, initial.seconds * pow(2, Double(min(failures - 1, 40))))
+        let floor = jitter == .full ? 0 : ceiling / 2
+        // 53 random bits as a fraction in [0, 1): no rejection loop, so any generator (even a
+        // constant one in a test) gives an answer at once.
+        let unit = Double(random.next() >> 11) * 0x1p-53
+        var wait = floor + (max(floor, ceiling) - floor) * unit
+        if let retryAfter { wait = max(wait, min(retryAfter, Self.longestRetryAfter).seconds) }
+        return .nanoseconds(Int64(wait * 1e9))
+    }
+
+    /// A success: the next failure starts from `initial` again.
+    mutating func reset() { failures = 0 }
+}
+
+/// Holds any generator behind one concrete type.
+private struct AnyGenerator: RandomNumberGenerator {
+    var base: any RandomNumberGenerator
+    mutating func next() -> UInt64 { base.next() }
+}
