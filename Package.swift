@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "NFLoggerTesting", targets: ["NFLoggerTesting"]),
         .executable(name: "nflog-demo", targets: ["nflog-demo"]),
         .executable(name: "nflog-bench", targets: ["nflog-bench"]),
+        .executable(name: "nflog-fault-proxy", targets: ["nflog-fault-proxy"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),  // LogEvent
@@ -87,12 +88,29 @@ let package = Package(
         .executableTarget(
             name: "nflog-bench",
             dependencies: [
-                "NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport",
+                "NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport", "FaultProxy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks"
         ),
-        // Spawned by the durability tests (kill -9, a full disk, a million events offline).
+        // A reverse proxy that breaks connections on real sockets, for the fault tests and the
+        // benchmark's faults phase; `nflog-fault-proxy` puts it in front of any collector.
+        .target(
+            name: "FaultProxy",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/FaultProxy"
+        ),
+        .executableTarget(
+            name: "nflog-fault-proxy",
+            dependencies: ["FaultProxy", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tests/FaultProxyCommand"
+        ),
+        // Spawned by the durability and fault tests (kill -9, a full disk, a million events
+        // offline, delivery costs) and the benchmark's faults phase.
         .executableTarget(
             name: "nflog-crash-child",
             dependencies: ["NFLogger", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -103,7 +121,7 @@ let package = Package(
         ]),
         .testTarget(name: "NFLogCollectorTests", dependencies: ["NFLogCollector", "NFLoggerTesting", "NFLogger", "NFLogSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport", "nflog-crash-child",
+            "NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport", "nflog-crash-child", "FaultProxy", "nflog-fault-proxy",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),

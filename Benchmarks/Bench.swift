@@ -34,7 +34,7 @@ struct Run: AsyncParsableCommand {
 
     /// The phases, named as `--only` takes them.
     enum Phase: String, CaseIterable {
-        case logCall = "log-call", durable, e2e, collector, memory
+        case logCall = "log-call", durable, e2e, faults, collector, memory
     }
 
     func run() async throws {
@@ -47,6 +47,7 @@ struct Run: AsyncParsableCommand {
         if only.contains(.logCall) { sync(); try await logCall(&report) }
         if only.contains(.durable) { sync(); try await durable(&report) }
         if only.contains(.e2e) { sync(); try await endToEnd(&report) }
+        if only.contains(.faults) { sync(); try await faults(&report) }
         if only.contains(.collector) { sync(); try await collector(&report) }
         if only.contains(.memory) { sync(); try memory(&report) }
         report.figures["machine_cpus"] = Double(ProcessInfo.processInfo.activeProcessorCount)
@@ -70,7 +71,7 @@ struct Run: AsyncParsableCommand {
 
     private func logCall(_ report: inout Report) async throws {
         let calls = quick ? 20_000 : 100_000
-        note("1/6 the log call (\(calls) calls each)…")
+        note("1/7 the log call (\(calls) calls each)…")
         let cases = [
             Phases.LogCallCase(key: "active", label: "active", mode: .active, completion: false),
             Phases.LogCallCase(key: "active_completion", label: "active with completion", mode: .active, completion: true),
@@ -89,7 +90,7 @@ struct Run: AsyncParsableCommand {
 
     private func durable(_ report: inout Report) async throws {
         let events = quick ? 100_000 : 1_000_000
-        note("2/6 durable throughput and 3/6 the raw SQLite baseline (\(events) each)…")
+        note("2/7 durable throughput and 3/7 the raw SQLite baseline (\(events) each)…")
         let durable = try await Phases.durable(events: events)
         sync()
         let baseline = try Phases.sqliteBaseline(rows: events)
@@ -103,36 +104,76 @@ struct Run: AsyncParsableCommand {
     }
 
     private func endToEnd(_ report: inout Report) async throws {
-        note("4/6 end to end…")
+        note("4/7 end to end…")
         for events in quick ? [20_000] : [100_000, 1_000_000] {
             // The shorter run is the noisier: its median of three is reported (and its range).
+            // While URLSession is still a transport on Linux, the shorter run is measured with it
+            // too, the two taking turns so that a slow spell of the machine falls on both.
             let runs = events <= 100_000 && !quick ? 3 : 1
-            var results: [Phases.EndToEnd] = []
+            let transports: [Phases.Transport] = events <= 100_000 ? Phases.Transport.allCases : [.standard]
+            var results: [Phases.Transport: [Phases.EndToEnd]] = [:]
             for _ in 0..<runs {
-                results.append(try await Phases.endToEnd(events: events))
-                sync()
+                for transport in transports {
+                    results[transport, default: []].append(try await Phases.endToEnd(events: events, transport: transport))
+                    sync()
+                }
             }
-            results.sort { $0.seconds < $1.seconds }
-            let result = results[results.count / 2]
             let key = events >= 1_000_000 ? "e2e_\(events / 1_000_000)m" : "e2e_\(events / 1_000)k"
-            report.add("\(key)_seconds", result.seconds, places: 3)
-            report.add("\(key)_events_per_s", result.eventsPerSecond)
-            report.add("\(key)_wire_bytes_per_event", result.wireBytesPerEvent, places: 1)
-            report.add("\(key)_compression_ratio", result.compressionRatio, places: 2)
-            var line = padded("end to end, \(events) events:") + String(format: "%.3f s · %.0f events/s · %.1f bytes on the wire per event · gzip ratio %.1f",
-                result.seconds, result.eventsPerSecond, result.wireBytesPerEvent, result.compressionRatio)
-            if runs > 1, let fastest = results.first, let slowest = results.last {
-                report.add("\(key)_seconds_min", fastest.seconds, places: 3)
-                report.add("\(key)_seconds_max", slowest.seconds, places: 3)
-                line += String(format: " (median of %d runs: %.3f–%.3f s)", runs, fastest.seconds, slowest.seconds)
+            var medians: [Phases.Transport: Double] = [:]
+            for transport in transports {
+                let sorted = (results[transport] ?? []).sorted { $0.seconds < $1.seconds }
+                guard !sorted.isEmpty else { continue }
+                let result = sorted[sorted.count / 2]
+                medians[transport] = result.seconds
+                let prefix = transport == .standard ? key : "\(key)_\(transport.rawValue)"
+                report.add("\(prefix)_seconds", result.seconds, places: 3)
+                report.add("\(prefix)_events_per_s", result.eventsPerSecond)
+                var line = padded("end to end, \(events) events\(transport == .standard ? "" : " (URLSession)"):")
+                    + String(format: "%.3f s · %.0f events/s", result.seconds, result.eventsPerSecond)
+                if transport == .standard {
+                    report.add("\(key)_wire_bytes_per_event", result.wireBytesPerEvent, places: 1)
+                    report.add("\(key)_compression_ratio", result.compressionRatio, places: 2)
+                    line += String(format: " · %.1f bytes on the wire per event · gzip ratio %.1f", result.wireBytesPerEvent, result.compressionRatio)
+                }
+                if runs > 1, let fastest = sorted.first, let slowest = sorted.last {
+                    report.add("\(prefix)_seconds_min", fastest.seconds, places: 3)
+                    report.add("\(prefix)_seconds_max", slowest.seconds, places: 3)
+                    line += String(format: " (median of %d runs: %.3f–%.3f s)", runs, fastest.seconds, slowest.seconds)
+                }
+                report.lines.append(line)
             }
-            report.lines.append(line)
+            if let standard = medians[.standard], let urlSession = medians[.urlSession], urlSession > 0 {
+                report.add("\(key)_default_to_urlsession_ratio", standard / urlSession, places: 3)
+                report.lines.append(padded("  default ÷ URLSession transport:") + String(format: "%.2f (time; below 1 is faster)", standard / urlSession))
+            }
         }
+    }
+
+    private func faults(_ report: inout Report) async throws {
+        let events = quick ? 20_000 : 100_000
+        note("5/7 faults: \(events) events through a proxy faulting 30% of uploads, and without it (the SDK in a child process)…")
+        let result = try await Phases.faults(events: events)
+        let key = "faults_\(events / 1_000)k"
+        report.add("\(key)_seconds", result.faulty.seconds, places: 3)
+        report.add("\(key)_cpu_seconds", result.faulty.cpu, places: 3)
+        report.add("\(key)_clean_seconds", result.clean.seconds, places: 3)
+        report.add("\(key)_clean_cpu_seconds", result.clean.cpu, places: 3)
+        report.add("\(key)_time_ratio", result.faulty.seconds / result.clean.seconds, places: 2)
+        report.add("\(key)_cpu_ratio", result.faulty.cpu / result.clean.cpu, places: 2)
+        report.add("\(key)_requests", Double(result.proxy.requests))
+        report.add("\(key)_faults_injected", Double(result.proxy.faults.values.reduce(0, +)))
+        report.add("\(key)_retry_after_seconds", result.mandatedWait, places: 1)
+        report.add("\(key)_early_requests", Double(result.proxy.earlyRequests))
+        report.lines.append(padded("faults, \(events) events, 30%:") + String(format: "%.3f s · %.3f CPU-s (clean: %.3f s · %.3f CPU-s) → %.2f× the time, %.2f× the CPU",
+            result.faulty.seconds, result.faulty.cpu, result.clean.seconds, result.clean.cpu,
+            result.faulty.seconds / result.clean.seconds, result.faulty.cpu / result.clean.cpu))
+        report.lines.append(padded("  the proxy:") + "\(result.proxy.requests) requests, \(result.proxy.faults.values.reduce(0, +)) faults (\(result.proxy.faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))), "
+            + String(format: "%.0f s of Retry-After given, %d requests before one ended", result.mandatedWait, result.proxy.earlyRequests))
     }
 
     private func collector(_ report: inout Report) async throws {
         let events = quick ? 20_000 : 200_000
-        note("5/6 the collector (\(events) events, 4 clients)…")
+        note("6/7 the collector (\(events) events, 4 clients)…")
         let ingest = try await Phases.collectorIngest(events: events)
         report.add("collector_ingest_events_per_s", ingest)
         report.lines.append(padded("collector ingest:") + "\(Int(ingest)) events/s (4 clients, gzip batches of 500)")
@@ -140,7 +181,7 @@ struct Run: AsyncParsableCommand {
 
     private func memory(_ report: inout Report) throws {
         let events = quick ? 100_000 : 1_000_000
-        note("6/6 memory, \(events) events offline (in a child process)…")
+        note("7/7 memory, \(events) events offline (in a child process)…")
         let offline = try OfflineChild.spawn(events: events)
         report.add("offline_peak_rss_mb", offline.peakRSS, places: 1)
         report.add("offline_start_rss_mb", offline.startRSS, places: 1)
@@ -201,19 +242,9 @@ struct OfflineChild: AsyncParsableCommand {
 
     /// Runs the child, which must log every event: peak RSS, RSS before the SDK, bytes per event.
     static func spawn(events: Int) throws -> (peakRSS: Double, startRSS: Double, bytesPerEvent: Double) {
-        let process = Process()
-        process.executableURL = Bundle.main.executableURL ?? URL(fileURLWithPath: "/proc/self/exe")
-        process.arguments = ["offline-child", "--events", String(events)]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let printed = String(decoding: data, as: UTF8.self)
-        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            throw BenchError("the offline child failed (status \(process.terminationStatus)); it printed: \(printed)")
-        }
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+        let (succeeded, printed) = try runChild(nil, ["offline-child", "--events", String(events)])
+        guard succeeded else { throw BenchError("the offline child failed; it printed: \(printed)") }
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(printed.utf8))) as? [String: Any],
               let peak = object["peak_rss_mb"] as? Double, let startRSS = object["start_rss_mb"] as? Double,
               let bytes = object["bytes"] as? Int, let stored = object["stored"] as? Int else {
             throw BenchError("the offline child printed: \(printed)")

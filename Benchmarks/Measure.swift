@@ -62,3 +62,18 @@ func scratchDirectory(_ name: String) -> URL {
 func note(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
 }
+
+/// Runs an executable built beside this one (or this one) to its end: whether it exited with 0,
+/// and everything it printed to stdout.
+func runChild(_ name: String? = nil, _ arguments: [String]) throws -> (succeeded: Bool, output: String) {
+    let me = Bundle.main.executableURL ?? URL(fileURLWithPath: "/proc/self/exe")
+    let process = Process()
+    process.executableURL = name.map { me.deletingLastPathComponent().appendingPathComponent($0) } ?? me
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationReason == .exit && process.terminationStatus == 0, String(decoding: data, as: UTF8.self))
+}

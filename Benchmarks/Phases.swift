@@ -186,15 +186,30 @@ enum Phases {
         let compressionRatio: Double
     }
 
+    /// The transports the end-to-end phase compares while both exist on Linux.
+    enum Transport: String, CaseIterable {
+        /// `DefaultHTTPTransport`: async-http-client on Linux.
+        case standard = "default"
+        /// FoundationNetworking's `URLSession` (libcurl underneath), the default before issue 12.
+        case urlSession = "urlsession"
+
+        func make() -> any HTTPTransport {
+            switch self {
+            case .standard: DefaultHTTPTransport()
+            case .urlSession: URLSessionTransport()
+            }
+        }
+    }
+
     /// N events logged and delivered to a collector on 127.0.0.1 (in this process, over HTTP).
-    static func endToEnd(events: Int) async throws -> EndToEnd {
+    static func endToEnd(events: Int, transport kind: Transport = .standard) async throws -> EndToEnd {
         let (collector, collectorDirectory) = try await TestCollector.startScratch()
         let directory = scratchDirectory("e2e")
         defer { try? FileManager.default.removeItem(at: directory) }
         var configuration = configuration(directory)
         configuration.uploadURL = collector.eventsURL
         configuration.appKey = TestCollector.appKey
-        let transport = CountingTransport()
+        let transport = CountingTransport(kind.make())
         configuration.transport = transport
         let logger = try NFLogger(configuration: configuration)
         _ = await logger.flush()  // the database is open, the uploader started
@@ -285,8 +300,10 @@ extension String {
 /// headers, Host and Content-Length, the gzip body; not the response, not headers URLSession adds)
 /// and keeps every 10th body, to measure the compression ratio after the clock stops.
 final class CountingTransport: HTTPTransport {
-    private let real = URLSessionTransport()
+    private let real: any HTTPTransport
     private let state = Mutex<(bytes: Int, requests: Int, samples: [Data])>((0, 0, []))
+
+    init(_ real: any HTTPTransport) { self.real = real }
 
     var requestBytes: Int { state.withLock { $0.bytes } }
 

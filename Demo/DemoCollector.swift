@@ -50,14 +50,52 @@ final class DemoCollector: Sendable {
 
     var isEmbedded: Bool { embedded != nil }
 
+    /// An endpoint this collector does not have (404, 405, 501): the report and the lookup audit
+    /// are the demo's extras, not part of the upload protocol every collector speaks.
+    struct Unsupported: Error, CustomStringConvertible {
+        let path: String
+        let status: Int
+        var description: String { "the collector has no \(path) (HTTP \(status))" }
+    }
+
+    /// Tries this often in all before giving up on a transient failure.
+    static let attempts = 8
+
+    /// One request, retried like the SDK retries uploads: connection failures, timeouts, 408,
+    /// 429 and 5xx again after an exponential backoff with jitter (0.25 s doubling, at most 4 s),
+    /// never before the collector's `Retry-After`. Lookups and reports change nothing, so a
+    /// retry is always safe.
     private func request(_ path: String, method: String = "GET", body: Data = Data()) async throws -> HTTPResponse {
-        let response = try await transport.send(HTTPRequest(
-            url: url.appendingPathComponent(path), method: method,
-            headers: [WireProtocol.appKeyHeader: appKey, "Content-Type": "application/json"], body: body))
-        guard response.status == 200 else {
-            throw DemoError("the collector answered \(response.status) to \(path): \(String(decoding: response.body.prefix(300), as: UTF8.self))")
+        var attempt = 0
+        while true {
+            attempt += 1
+            let ceiling = min(4.0, 0.25 * Double(1 << min(attempt - 1, 8)))
+            var wait = Double.random(in: ceiling / 2...ceiling)
+            let failure: String
+            do {
+                let response = try await transport.send(HTTPRequest(
+                    url: url.appendingPathComponent(path), method: method,
+                    headers: [WireProtocol.appKeyHeader: appKey, "Content-Type": "application/json"], body: body))
+                let said = "the collector answered \(response.status) to \(path): \(String(decoding: response.body.prefix(300), as: UTF8.self))"
+                switch response.status {
+                case 200: return response
+                case 404, 405, 501: throw Unsupported(path: "/" + path, status: response.status)
+                case 408, 429, 500...599:
+                    failure = said
+                    let retryAfter = response.headers.first { $0.key.lowercased() == "retry-after" }.flatMap { Double($0.value) }
+                    wait = max(wait, min(retryAfter ?? 0, 60))
+                default: throw DemoError(said)
+                }
+            } catch let error as Unsupported {
+                throw error
+            } catch let error as DemoError {
+                throw error
+            } catch {
+                failure = "\(path): \(error)"
+            }
+            guard attempt < Self.attempts else { throw DemoError("\(failure) (after \(attempt) attempts)") }
+            try await Task.sleep(for: .milliseconds(Int(wait * 1_000)))
         }
-        return response
     }
 
     /// The collector's analysis of this app's events.

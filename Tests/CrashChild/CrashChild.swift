@@ -5,19 +5,25 @@ import NFLogger
 import Glibc
 #endif
 
-/// A child process for the durability tests: it logs, uploads, gets killed, fills a disk.
-/// Not part of the product; the end-to-end tests build and spawn it.
+/// A child process for the durability and network-fault tests and the benchmark's `faults` phase:
+/// it logs, uploads, gets killed, fills a disk, and measures its own CPU time while it delivers.
+/// Not part of the product; the end-to-end tests and `nflog-bench` spawn it.
 @main
 struct CrashChild: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nflog-crash-child",
-        subcommands: [Log.self, Flush.self, Fill.self, Offline.self])
+        subcommands: [Log.self, Flush.self, Fill.self, Offline.self, Deliver.self])
 }
 
 struct Common: ParsableArguments {
     @Option var db: String
     @Option var collector: String?
     @Option var maxRows: Int?
+    @Option(help: "The whole-exchange timeout of one upload request.") var requestTimeoutMs: Int?
+    @Option var batchMaxEvents: Int?
+    @Option(help: "The upload timer's period (the tests' fast schedule ticks every 50 ms).") var uploadIntervalMs: Int?
+    @Flag(help: "Keep the SDK's default upload schedule (batches, thresholds, backoff) instead of the tests' fast one.")
+    var sdkDefaults = false
 
     func configuration() -> Configuration {
         var configuration = Configuration(databaseURL: URL(fileURLWithPath: db), appID: "com.example.crash", appVersion: "1.0")
@@ -25,12 +31,17 @@ struct Common: ParsableArguments {
             configuration.uploadURL = url.appendingPathComponent("v1/events")
             configuration.appKey = "dev-key"
         }
-        configuration.upload.interval = .milliseconds(50)
-        configuration.upload.countThreshold = 50
-        configuration.upload.batchMaxEvents = 100
-        configuration.upload.initialBackoff = .milliseconds(20)
-        configuration.upload.maxBackoff = .milliseconds(200)
+        if !sdkDefaults {
+            configuration.upload.interval = .milliseconds(50)
+            configuration.upload.countThreshold = 50
+            configuration.upload.batchMaxEvents = 100
+            configuration.upload.initialBackoff = .milliseconds(20)
+            configuration.upload.maxBackoff = .milliseconds(200)
+        }
         if let maxRows { configuration.limits.maxStoredEvents = maxRows }
+        if let requestTimeoutMs { configuration.upload.requestTimeout = .milliseconds(requestTimeoutMs) }
+        if let batchMaxEvents { configuration.upload.batchMaxEvents = batchMaxEvents }
+        if let uploadIntervalMs { configuration.upload.interval = .milliseconds(uploadIntervalMs) }
         return configuration
     }
 }
@@ -150,5 +161,63 @@ struct Offline: AsyncParsableCommand {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         print(#"{"recorded":\#(diagnostics.recorded),"stored":\#(diagnostics.storedPointEvents),"pruned":\#(diagnostics.prunedEvents),"peak_rss_kb":\#(usage.ru_maxrss)}"#)
+    }
+}
+
+/// Logs N events, flushes once, lets the uploader deliver the rest on its own schedule (its timer,
+/// its backoff, the collector's `Retry-After`; no `flush()` polling that would hurry it), then prints what it cost
+/// this process as JSON: wall seconds from the first log call to the last delivery, and the CPU
+/// seconds of every thread (`getrusage`), so a test can compare a faulty network with a clean one.
+struct Deliver: AsyncParsableCommand {
+    @OptionGroup var common: Common
+    @Option var events: Int
+    @Option var receipts: String?
+    @Option(help: "Give up (exit 1, still printing the figures) after this many seconds.") var deadlineSeconds: Double = 120
+
+    func run() async throws {
+        var configuration = common.configuration()
+        configuration.limits.maxPendingEvents = max(configuration.limits.maxPendingEvents, events)
+        let logger = try NFLogger(configuration: configuration)
+        let receipts = receipts.map(Receipts.init(path:))
+        let start = ContinuousClock.now
+        let deadline = start + .milliseconds(Int(deadlineSeconds * 1000))
+        let window = DispatchSemaphore(value: 5_000)
+        let total = events
+        await withCheckedContinuation { (logged: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                for index in 0..<total {
+                    window.wait()
+                    logger.logEvent(name: "deliver.point", parameters: ["index": index, "screen": "home"]) { status in
+                        if case .recorded(let id) = status { receipts?.add(id) }
+                        window.signal()
+                        if index == total - 1 { logged.resume() }
+                    }
+                }
+                if total == 0 { logged.resume() }
+            }
+        }
+        // As an app going to the background would: send what is stored now; the uploader's own
+        // schedule retries whatever fails.
+        let flushed = await logger.flush()
+        var elapsed = ContinuousClock.now - start
+        var diagnostics = await logger.diagnostics()
+        if flushed.remainingEvents > 0 || flushed.error != nil {
+            // Looks that grow sparser (50 ms up to a second): each one counts rows in SQLite,
+            // which a tight loop would add to the very CPU time this measures.
+            var pause = 50.0
+            while diagnostics.waitingForUpload > 0 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(Int(pause)))
+                pause = min(pause * 1.25, 1_000)
+                diagnostics = await logger.diagnostics()
+            }
+            elapsed = ContinuousClock.now - start
+        }
+        await logger.close()
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        print(#"{"recorded":\#(diagnostics.recorded),"remaining":\#(diagnostics.waitingForUpload),"uploaded":\#(diagnostics.uploadedEvents),"batches":\#(diagnostics.uploadedBatches),"retried":\#(diagnostics.retriedUploads),"seconds":\#(wall),"cpu_user":\#(seconds(usage.ru_utime)),"cpu_system":\#(seconds(usage.ru_stime)),"cpu":\#(seconds(usage.ru_utime) + seconds(usage.ru_stime))}"#)
+        if diagnostics.waitingForUpload > 0 { throw ExitCode.failure }
     }
 }

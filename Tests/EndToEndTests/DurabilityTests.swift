@@ -1,3 +1,4 @@
+import FaultProxy
 import Foundation
 import NFLogCollector
 import NFLogger
@@ -23,14 +24,25 @@ enum Child {
         return (process, output)
     }
 
-    /// Runs to completion and parses the JSON object it prints last.
-    static func run(_ arguments: [String]) throws -> (status: Int32, json: [String: Any]) {
+    /// Runs to completion and parses the JSON object it prints last. The wait happens on a
+    /// Dispatch thread: the test suites run in parallel on Swift's cooperative pool (two threads
+    /// here), and a child running for seconds must not hold one of them, or every other test's
+    /// async work (uploads, timeouts, collectors) starves behind it.
+    static func run(_ arguments: [String]) async throws -> (status: Int32, json: [String: Any]) {
         let (process, output) = try start(arguments)
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let data = await offPool { () -> Data in
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return data
+        }
         let last = String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
         let json = (try? JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]) ?? [:]
         return (process.terminationStatus, json)
+    }
+
+    /// Runs blocking work on a Dispatch thread and waits for it without blocking this one.
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { done in DispatchQueue.global().async { done.resume(returning: work()) } }
     }
 }
 
@@ -44,9 +56,9 @@ struct DurabilityTests {
         let port = reserved.port
         let url = reserved.url.absoluteString
 
-        let small = try Child.run(["offline", "--db", scratch.url.appendingPathComponent("small.sqlite").path,
+        let small = try await Child.run(["offline", "--db", scratch.url.appendingPathComponent("small.sqlite").path,
                                    "--collector", url, "--max-rows", "50000", "--events", "100000"])
-        let run = try Child.run(["offline", "--db", scratch.databaseURL.path, "--collector", url,
+        let run = try await Child.run(["offline", "--db", scratch.databaseURL.path, "--collector", url,
                                  "--max-rows", "50000", "--events", "1000000"])
         #expect(run.status == 0)
         #expect(run.json["recorded"] as? Int == 1_000_000)
@@ -62,7 +74,7 @@ struct DurabilityTests {
 
         reserved.release()
         let collector = try await TestCollector.start(port: port)
-        let flush = try Child.run(["flush", "--db", scratch.databaseURL.path, "--collector", url])
+        let flush = try await Child.run(["flush", "--db", scratch.databaseURL.path, "--collector", url])
         #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0)
         let stats = try await collector.stats()
         #expect(stats.eventsStored == 50_000)
@@ -87,9 +99,9 @@ struct DurabilityTests {
     }
 
     @Test("A full disk (a file-size limit): calls fail with a storage error, nothing crashes, logging resumes when space returns")
-    func fullDisk() throws {
+    func fullDisk() async throws {
         let scratch = Scratch()
-        let run = try Child.run(["fill", "--db", scratch.databaseURL.path, "--file-size-limit", "600000"])
+        let run = try await Child.run(["fill", "--db", scratch.databaseURL.path, "--file-size-limit", "600000"])
         #expect(run.status == 0, "the child must not crash")
         let before = run.json["recorded_before"] as? Int ?? -1
         let failures = run.json["storage_failures"] as? Int ?? -1
@@ -100,24 +112,27 @@ struct DurabilityTests {
         print("fullDisk: \(before) recorded, then \(failures) storage failures, then 100 recorded after the space came back")
     }
 
-    @Test("kill -9 at random moments, during logging and uploads: every receipted event is stored by the collector exactly once")
-    func killNine() async throws {
+    @Test("kill -9 at random moments, during logging and uploads: every receipted event is stored by the collector exactly once (straight to it, and through a proxy faulting 20% of uploads)",
+          arguments: [false, true])
+    func killNine(throughFaultProxy: Bool) async throws {
         let trials = Int(ProcessInfo.processInfo.environment["NFLOG_KILL_TRIALS"] ?? "") ?? 20
         let collector = try await TestCollector.start()
+        let proxy = throughFaultProxy ? try await FaultProxy.start(before: collector, rate: 0.2, seed: 9) : nil
         let scratch = Scratch()
         let receipts = scratch.url.appendingPathComponent("receipts.txt").path
-        let arguments = ["--db", scratch.databaseURL.path, "--collector", collector.url.absoluteString, "--max-rows", "10000000"]
+        let arguments = ["--db", scratch.databaseURL.path, "--collector", (proxy?.url ?? collector.url).absoluteString,
+                         "--max-rows", "10000000", "--request-timeout-ms", "1000"]
         var random = SeededRandom(seed: UInt64(ProcessInfo.processInfo.environment["NFLOG_KILL_SEED"] ?? "") ?? 7)
         for _ in 0..<trials {
             let (child, output) = try Child.start(["log", "--receipts", receipts] + arguments)
-            _ = output.fileHandleForReading.availableData  // "ready": the logger exists
-            usleep(useconds_t(30_000 + random.next() % 370_000))
+            _ = await Child.offPool { output.fileHandleForReading.availableData }  // "ready": the logger exists
+            try await Task.sleep(for: .microseconds(30_000 + random.next() % 370_000))
             kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
+            await Child.offPool { child.waitUntilExit() }
             #expect(child.terminationReason == .uncaughtSignal)
         }
         let duringTrials = try await collector.stats()
-        let flush = try Child.run(["flush"] + arguments)
+        let flush = try await Child.run(["flush"] + arguments)
         #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0)
 
         let lines = try String(contentsOfFile: receipts, encoding: .utf8).split(separator: "\n")
@@ -130,7 +145,9 @@ struct DurabilityTests {
         let lost = receipted.filter { stored[$0] == nil }.count
         let duplicated = stored.values.filter { $0 > 1 }.count
         let stats = try await collector.stats()
-        print("killNine: \(trials) trials, \(receipted.count) events receipted (\(partial) partial lines), \(stored.count) stored, lost \(lost), duplicated \(duplicated); \(duringTrials.requests) upload requests during the trials, \(stats.duplicatesDropped) re-sent events dropped by the collector, \(stats.abandonedSpans) spans abandoned")
+        let counts = proxy?.counts()
+        await proxy?.shutdown()
+        print("killNine\(counts.map { " through the fault proxy (\($0))" } ?? ""): \(trials) trials, \(receipted.count) events receipted (\(partial) partial lines), \(stored.count) stored, lost \(lost), duplicated \(duplicated); \(duringTrials.requests) upload requests during the trials, \(stats.duplicatesDropped) re-sent events dropped by the collector, \(stats.abandonedSpans) spans abandoned")
         #expect(receipted.count > trials * 100, "the children must have logged")
         #expect(partial <= trials, "at most one receipt line cut by each kill")
         #expect(lost == 0)

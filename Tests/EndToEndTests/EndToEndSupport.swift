@@ -1,3 +1,4 @@
+import FaultProxy
 import Foundation
 import Logging
 import NFLogSupport
@@ -142,13 +143,15 @@ extension LogStatus {
 }
 
 /// A loopback port held by a socket that is bound but not listening: connecting to it is refused
-/// (a collector that is down), and no other test's collector can take it meanwhile.
+/// (a collector that is down), and no other test's collector can take it meanwhile. Listening,
+/// it is a black hole instead: the kernel completes each handshake into the backlog, and nothing
+/// ever reads or answers.
 final class ReservedPort: @unchecked Sendable {
     // @unchecked: `fd` is only changed by `release()`, called once by the owning test.
     private var fd: Int32
     let port: Int
 
-    init() throws {
+    init(listening: Bool = false) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -157,7 +160,7 @@ final class ReservedPort: @unchecked Sendable {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
         let named = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        guard fd >= 0, bound == 0, named == 0 else { throw CocoaError(.fileWriteUnknown) }
+        guard fd >= 0, bound == 0, named == 0, !listening || listen(fd, 128) == 0 else { throw CocoaError(.fileWriteUnknown) }
         self.fd = fd
         port = Int(UInt16(bigEndian: address.sin_port))
     }
@@ -223,5 +226,22 @@ struct SeededRandom {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+extension FaultProxy {
+    /// A fault proxy in front of `collector`, started: `rate` of the uploads faulted with every
+    /// kind of fault, decided by `seed`; slow answers trickle fast enough for the tests' timeouts.
+    static func start(before collector: TestCollector, rate: Double, seed: UInt64 = 1,
+                      _ adjust: (inout FaultProxyConfiguration) -> Void = { _ in }) async throws -> FaultProxy {
+        var settings = FaultProxyConfiguration(upstreamPort: collector.port)
+        settings.faultRate = rate
+        settings.seed = seed
+        settings.slowByteInterval = .milliseconds(2)
+        settings.stallLimit = .seconds(10)
+        adjust(&settings)
+        let proxy = FaultProxy(settings)
+        try await proxy.start()
+        return proxy
     }
 }

@@ -23,12 +23,30 @@ struct BatchDecoderTests {
         #expect(try decode(BatchFixtures.batch(events: [String(event)])).events.count == 1)
     }
 
+    @Test("Too many events is over a limit (answered 413, so the sender splits), not a broken rule")
+    func tooManyEvents() {
+        var decoder = BatchDecoder()
+        decoder.maxEvents = 2
+        #expect(throws: BatchError(path: "events", reason: "holds 3 events; the limit is 2 per batch", isOverLimit: true)) {
+            try decoder.decode(Array(BatchFixtures.batch(events: (0..<3).map { _ in BatchFixtures.point() }).utf8))
+        }
+    }
+
+    @Test("A pruned count under a name no event could have is left out; the batch and the other counts stand")
+    func invalidPrunedName() throws {
+        let text = String(BatchFixtures.batch(events: [BatchFixtures.point()]).dropLast())
+            + #","diagnostics":{"pruned":{"ui.tap":3,"not a name!":5,"":1}}}"#
+        let batch = try decode(text)
+        #expect(batch.events.count == 1)
+        #expect(batch.diagnostics?.pruned.map(\.0) == ["ui.tap"] && batch.diagnostics?.pruned.map(\.1) == [3])
+    }
+
     static let s = BatchFixtures.session
     @Test("Each violation is refused, naming the path", arguments: [
         (#"{"version":2}"#, "version: unsupported version 2; this collector reads version 1"),
         ("[]", "must be an object, found an array"),
         (BatchFixtures.batch(id: "not-a-uuid", events: [BatchFixtures.point()]), "batch_id: must be a UUID such as 0193a7c2-5b1e-7c3d-9f00-1a2b3c4d5e6f"),
-        (BatchFixtures.batch(events: []), "events: must hold 1…10000 events (or 0 with diagnostics), found 0"),
+        (BatchFixtures.batch(events: []), "events: must hold at least 1 event (or 0 with diagnostics)"),
         (BatchFixtures.batch(events: [BatchFixtures.point(name: "bad name")]), "events[0].name: is not a valid name: only ASCII letters, digits, '_', '-' and '.' between parts are allowed"),
         (BatchFixtures.batch(events: [BatchFixtures.point(), BatchFixtures.point("zz")]), "events[1].uuid: must be a UUID such as 0193a7c2-5b1e-7c3d-9f00-1a2b3c4d5e6f"),
         (BatchFixtures.batch(events: [BatchFixtures.point(parameters: "[1]")]), "events[0].parameters: must be an object, found an array"),

@@ -77,7 +77,7 @@ struct CollectorRoutes: Sendable {
             guard body.count <= configuration.maxInflatedBytes else {
                 throw CollectorHTTPError(.contentTooLarge, message: "the body is larger than \(configuration.maxInflatedBytes) bytes")
             }
-        case "gzip":
+        case "gzip", "x-gzip":  // RFC 9110 §8.4.1.3: x-gzip is gzip
             do {
                 body = try Gzip.decompress(body, maxOutputBytes: configuration.maxInflatedBytes)
             } catch .tooLarge(let limit) {
@@ -96,8 +96,10 @@ struct CollectorRoutes: Sendable {
             limits.maxDepth = max(limits.maxDepth, 4)
             batch = try decoder.decode(body, limits: limits)
         } catch {
-            // The path tells a sender whether one event is at fault (`events[3]…`) or the batch.
-            throw CollectorHTTPError(.badRequest, message: "invalid batch: \(error)", path: error.path.isEmpty ? nil : error.path)
+            // The path tells a sender whether one event is at fault (`events[3]…`) or the batch;
+            // too many events is 413, like too many bytes: the sender splits the batch.
+            throw CollectorHTTPError(error.isOverLimit ? .contentTooLarge : .badRequest, message: "invalid batch: \(error)",
+                                     path: error.path.isEmpty ? nil : error.path)
         }
         let result: StoreResult
         do {

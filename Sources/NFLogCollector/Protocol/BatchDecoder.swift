@@ -5,6 +5,9 @@ import NFLogSupport
 public struct BatchError: Error, Sendable, Equatable, CustomStringConvertible {
     public let path: String
     public let reason: String
+    /// The batch is well-formed but holds more than the collector takes at once (answered 413,
+    /// so a sender splits it rather than giving up on it).
+    public var isOverLimit = false
 
     public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }
 }
@@ -58,8 +61,11 @@ public struct BatchDecoder: Sendable {
         let eventsField = root["events"]
         let eventValues = try eventsField.array()
         let diagnostics = try root.optional("diagnostics").map { (field) throws(BatchError) in try decodeDiagnostics(field.object(root: "diagnostics")) }
-        guard eventValues.count <= maxEvents, !eventValues.isEmpty || diagnostics != nil else {
-            throw BatchError(path: eventsField.path, reason: "must hold 1…\(maxEvents) events (or 0 with diagnostics), found \(eventValues.count)")
+        guard eventValues.count <= maxEvents else {
+            throw BatchError(path: eventsField.path, reason: "holds \(eventValues.count) events; the limit is \(maxEvents) per batch", isOverLimit: true)
+        }
+        guard !eventValues.isEmpty || diagnostics != nil else {
+            throw BatchError(path: eventsField.path, reason: "must hold at least 1 event (or 0 with diagnostics)")
         }
         var events: [Batch.Event] = []
         events.reserveCapacity(eventValues.count)
@@ -86,10 +92,11 @@ public struct BatchDecoder: Sendable {
             guard counts.object.members.count <= 10_000 else { throw BatchError(path: field.path, reason: "must name at most 10000 events") }
             for member in counts.object.members {
                 let entry = counts[member.key]
-                if let problem = EventNameRules.problem(in: member.key, maxBytes: EventNameRules.maxNameBytes) {
-                    throw BatchError(path: entry.path, reason: "is not a valid event name: \(problem)")
-                }
-                pruned.append((member.key, try entry.count()))
+                let count = try entry.count()
+                // A device's report about itself must not cost it its events: a count under a
+                // name no event could have is left out, and the batch is stored.
+                guard EventNameRules.problem(in: member.key, maxBytes: EventNameRules.maxNameBytes) == nil else { continue }
+                pruned.append((member.key, count))
             }
         }
         var resets: [(Int64, String)] = []

@@ -39,6 +39,7 @@ final class Outbox {
     private let maxSpanID: SQLiteStatement
     private let pointsUpTo: SQLiteStatement
     private let spansUpTo: SQLiteStatement
+    private let batchShape: SQLiteStatement
 
     private let connection: SQLiteConnection
     private func connectionExecute(_ sql: String) throws(SQLiteError) { try connection.execute(sql) }
@@ -77,6 +78,10 @@ final class Outbox {
         // below the watermark (quadratic over a large backlog, found by the benchmark).
         pointsUpTo = try connection.prepare("SELECT EXISTS (SELECT 1 FROM point_events WHERE id <= ?)")
         spansUpTo = try connection.prepare("SELECT EXISTS (SELECT 1 FROM span_events WHERE id <= ? AND end_ms IS NOT NULL)")
+        batchShape = try connection.prepare("""
+            SELECT uuid, (SELECT count(*) FROM point_events WHERE batch_id = ?1) + (SELECT count(*) FROM span_events WHERE batch_id = ?1)
+            FROM upload_batches WHERE id = ?1
+            """)
     }
 
     /// The newest rows stored now; a flush waits for everything up to them.
@@ -97,6 +102,14 @@ final class Outbox {
         let points = try pointsUpTo.collect { $0.int64(at: 0) }.first ?? 0
         let spans = try spansUpTo.collect { $0.int64(at: 0) }.first ?? 0
         return points + spans > 0
+    }
+
+    /// Whether `batch` is still unfinished with all its events: no prune, split or database reset
+    /// touched it since it was formed. Two index lookups, so a retry can reuse what it sent.
+    func isIntact(_ batch: OutgoingBatch) throws(SQLiteError) -> Bool {
+        try batchShape.bind(batch.rowID, at: 1)
+        let shape = try batchShape.collect { ($0.uuid(at: 0), $0.int64(at: 1)) }.first
+        return shape?.0 == batch.id && shape?.1 == Int64(batch.events.count)
     }
 
     private var eventTables: [any EventTable] { [tables.table(for: .point), tables.table(for: .span)] }

@@ -40,6 +40,10 @@ final class Uploader: @unchecked Sendable {
     private var backoff: Backoff
     /// Batches sent and not yet answered, by their row id.
     private var inFlight: [Int64: OutgoingBatch] = [:]
+    /// Batches whose send failed, with the compressed body that went out, by row id: the retry
+    /// sends the same bytes without reading, encoding and compressing its events again (at most
+    /// `maxConcurrentUploads` of them, since each failed batch is the next one sent).
+    private var failedBodies: [Int64: (batch: OutgoingBatch, body: Data)] = [:]
     private var suspended = false
     private var closed = false
     /// Halved on 413/400/422 to split a batch; back to the setting once the queue is empty.
@@ -164,6 +168,7 @@ final class Uploader: @unchecked Sendable {
 
     func close() {
         closed = true
+        failedBodies = [:]
         retryTimer?.cancel()
         intervalTimer?.cancel()
         finishFlushes(.closed)
@@ -176,8 +181,8 @@ final class Uploader: @unchecked Sendable {
     private func fill() {
         guard !closed, !suspended else { return finishFlushes(closed ? .closed : .suspended) }
         while inFlight.count < settings.maxConcurrentUploads && !isWaiting {
-            guard let batch = prepareNext() else { break }
-            send(batch)
+            guard let (batch, body) = prepareNext() else { break }
+            send(batch, compressed: body)
         }
         if inFlight.isEmpty && !isWaiting {
             phase = .ready
@@ -188,32 +193,44 @@ final class Uploader: @unchecked Sendable {
         }
     }
 
-    /// The next batch not already in flight, or `nil` (nothing ready, or a storage failure, which
-    /// starts a backoff).
-    private func prepareNext() -> OutgoingBatch? {
+    /// The next batch not already in flight, with its compressed body when it is a failed batch
+    /// sent again unchanged; or `nil` (nothing ready, or a storage failure, which starts a backoff).
+    private func prepareNext() -> (OutgoingBatch, Data?)? {
+        if let (rowID, failed) = failedBodies.first(where: { inFlight[$0.key] == nil }) {
+            failedBodies[rowID] = nil
+            // Pruning or a database reset may have changed it meanwhile: then it is formed afresh.
+            if (try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.isIntact(failed.batch) }) == true {
+                return (failed.batch, failed.body)
+            }
+        }
         let now = clock.wallMilliseconds()
         let maxEvents = batchMaxEvents
         let busy = Set(inFlight.keys)
         do {
-            return try database.withOutbox { (outbox) throws(SQLiteError) in
+            let batch = try database.withOutbox { (outbox) throws(SQLiteError) in
                 try outbox.nextBatch(maxEvents: maxEvents, maxBytes: settings.batchMaxBytes, now: now, excluding: busy)
             }
+            return batch.map { ($0, nil) }
         } catch {
             backOff(.storage(error), retryAfter: nil)
             return nil
         }
     }
 
-    private func send(_ batch: OutgoingBatch) {
+    private func send(_ batch: OutgoingBatch, compressed: Data?) {
         inFlight[batch.rowID] = batch
         database.inFlightBatches.insert(batch.rowID)
         recordedSinceUpload = 0
         let (transport, url, appKey, level, logger, queue, gate, clock) =
             (self.transport, self.url, self.appKey, settings.gzipLevel, self.logger, self.queue, self.gate, self.clock)
         compressionQueue.async {
-            let body: [UInt8]
-            do throws(GzipError) { body = try Gzip.compress(batch.body, level: level) } catch {
-                return queue.async { self.settle(batch, .failure(CompressionFailure(error: error))) }
+            let body: Data
+            if let compressed {
+                body = compressed
+            } else {
+                do throws(GzipError) { body = Data(try Gzip.compress(batch.body, level: level)) } catch {
+                    return queue.async { self.settle(batch, body: nil, .failure(CompressionFailure(error: error))) }
+                }
             }
             logger.trace("uploading batch", metadata: ["batch": "\(batch.id)", "events": "\(batch.events.count)", "bytes": "\(body.count)"])
             let request = HTTPRequest(url: url, method: "POST", headers: [
@@ -221,15 +238,15 @@ final class Uploader: @unchecked Sendable {
                 "Content-Encoding": "gzip",
                 WireProtocol.appKeyHeader: appKey,
                 "User-Agent": "\(NFLogger.sdkName)/\(NFLogger.sdkVersion)",
-            ], body: Data(body))
+            ], body: body)
             // Another batch's failure may have started a wait while this one was compressed.
             guard gate.isOpen(at: clock.monotonicNanoseconds()) else {
-                return queue.async { self.settle(batch, .failure(HeldBack())) }
+                return queue.async { self.settle(batch, body: body, .failure(HeldBack())) }
             }
             Task {
                 let outcome: Result<HTTPResponse, any Error>
                 do { outcome = .success(try await transport.send(request)) } catch { outcome = .failure(error) }
-                queue.async { self.settle(batch, outcome) }
+                queue.async { self.settle(batch, body: body, outcome) }
             }
         }
     }
@@ -242,10 +259,19 @@ final class Uploader: @unchecked Sendable {
     /// A batch not sent because a wait began while it was compressed: it goes when the wait ends.
     private struct HeldBack: Error {}
 
-    private func settle(_ batch: OutgoingBatch, _ outcome: Result<HTTPResponse, any Error>) {
+    private func settle(_ batch: OutgoingBatch, body: Data?, _ outcome: Result<HTTPResponse, any Error>) {
         inFlight[batch.rowID] = nil
         database.inFlightBatches.remove(batch.rowID)
         handle(batch, outcome)
+        // A batch to be sent again goes as it went out; one the answer settled (delivered, split,
+        // quarantined) or that pauses uploads is formed afresh when its turn comes.
+        let sendsAgain = switch outcome {
+        case .failure(let error): !(error is CompressionFailure)
+        case .success(let response): if case .retry = UploadVerdict(response) { true } else { false }
+        }
+        if sendsAgain, let body, failedBodies.count < settings.maxConcurrentUploads {
+            failedBodies[batch.rowID] = (batch, body)
+        }
         if isWaiting {
             // The upload failed: its events are queued data again, and may now be the oldest
             // beyond the row limit, which did not count them while they were on the network.
@@ -353,18 +379,38 @@ final class Uploader: @unchecked Sendable {
 
     private func wait(_ delay: Duration, then phaseUntil: (UInt64) -> Phase, _ error: UploadError) {
         let nanoseconds = min(delay, .seconds(7 * 86_400)).nanoseconds
-        let (until, overflow) = clock.monotonicNanoseconds().addingReportingOverflow(nanoseconds)
-        phase = phaseUntil(overflow ? .max : until)
-        gate.close(until: overflow ? .max : until)
+        let (sum, overflow) = clock.monotonicNanoseconds().addingReportingOverflow(nanoseconds)
+        let until = overflow ? .max : sum
         lastError = error
+        // A wait in force is never cut short: a network error on one connection, answered with a
+        // short backoff, must not undo the `Retry-After` another batch was just given.
+        if case .backingOff(let current) = phase, current >= until { return finishFlushes(error) }
+        if case .paused(let current) = phase, current >= until { return finishFlushes(error) }
+        phase = phaseUntil(until)
+        gate.close(until: until)
         nextAttempt = Date(timeIntervalSince1970: Double(clock.wallMilliseconds()) / 1000 + Double(nanoseconds) / 1e9)
+        armRetryTimer(in: nanoseconds)
+        finishFlushes(error)
+    }
+
+    /// Wakes the uploader when the wait ends. Dispatch's clock and ours may disagree by a hair:
+    /// a timer that fires before the wait is over sets itself again for the rest.
+    private func armRetryTimer(in nanoseconds: UInt64) {
         retryTimer?.cancel()
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)), leeway: .milliseconds(10))
-        timer.setEventHandler { [weak self] in self?.trigger() }
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            switch phase {
+            case .backingOff(let until), .paused(let until):
+                let now = clock.monotonicNanoseconds()
+                if now < until { return armRetryTimer(in: until - now) }
+            case .ready: break
+            }
+            trigger()
+        }
         timer.resume()
         retryTimer = timer
-        finishFlushes(error)
     }
 
     /// Completes every waiting flush: with `error` when a failure stopped uploading, or because

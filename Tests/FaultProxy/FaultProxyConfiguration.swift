@@ -1,0 +1,30 @@
+/// How a ``FaultProxy`` behaves: where it forwards, how often and how it breaks requests.
+public struct FaultProxyConfiguration: Sendable {
+    public var upstreamHost: String
+    public var upstreamPort: Int
+    /// The share of faultable requests that get a fault, from 0 to 1.
+    public var faultRate: Double = 0.3
+    /// The kinds drawn from, with equal chances.
+    public var faults: [FaultKind] = FaultKind.allCases
+    /// Seeds the decisions: the same seed and the same order of requests give the same faults.
+    public var seed: UInt64 = 1
+    /// Methods whose requests may be faulted (`nil`: every method).
+    public var methods: Set<String>? = ["POST"]
+    /// The `Retry-After` seconds of a 503 or 429.
+    public var retryAfterSeconds = 1
+    /// The gap between the bytes of a ``FaultKind/slowResponse``.
+    public var slowByteInterval: Duration = .milliseconds(20)
+    /// How long a ``FaultKind/stall`` (or a half-closed connection) is held open at most.
+    public var stallLimit: Duration = .seconds(30)
+    /// A request arriving this close to either end of a `Retry-After` is not counted as early: at
+    /// the start it may have left the client before the answer arrived (another connection), at
+    /// the end clocks and scheduling are not exact.
+    public var retryAfterGrace: Duration = .milliseconds(250)
+    /// The port to listen on, on 127.0.0.1 (0: any free port).
+    public var listenPort = 0
+
+    public init(upstreamHost: String = "127.0.0.1", upstreamPort: Int) {
+        self.upstreamHost = upstreamHost
+        self.upstreamPort = upstreamPort
+    }
+}
