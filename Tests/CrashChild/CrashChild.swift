@@ -158,9 +158,16 @@ struct Offline: AsyncParsableCommand {
         }
         let diagnostics = await logger.diagnostics()
         await logger.close()
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        print(#"{"recorded":\#(diagnostics.recorded),"stored":\#(diagnostics.storedPointEvents),"pruned":\#(diagnostics.prunedEvents),"peak_rss_kb":\#(usage.ru_maxrss)}"#)
+        print(#"{"recorded":\#(diagnostics.recorded),"stored":\#(diagnostics.storedPointEvents),"pruned":\#(diagnostics.prunedEvents),"peak_rss_kb":\#(peakRSSKilobytes())}"#)
+    }
+
+    /// This process's own peak RSS: VmHWM, not getrusage's ru_maxrss, which exec carries over
+    /// from the spawning process (posix_spawn shares the parent's memory until exec), so a child
+    /// of a large test process would report the parent's peak.
+    func peakRSSKilobytes() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? .max
     }
 }
 

@@ -41,6 +41,18 @@ struct BatchDecoderTests {
         #expect(batch.diagnostics?.pruned.map(\.0) == ["ui.tap"] && batch.diagnostics?.pruned.map(\.1) == [3])
     }
 
+    @Test("An error path writes a key that is not a simple name as a JSON string in brackets")
+    func pathSyntax() {
+        let pruned = String(BatchFixtures.batch(events: [BatchFixtures.point()]).dropLast()) + #","diagnostics":{"pruned":{"ui.tap":-1}}}"#
+        #expect(throws: BatchError(path: #"diagnostics.pruned["ui.tap"]"#, reason: "must not be negative")) { try decode(pruned) }
+        do {
+            _ = try decode(BatchFixtures.batch(events: [BatchFixtures.point(parameters: #"{"a.b":{"c\"d":tru}}"#)]))
+            Issue.record("malformed JSON was accepted")
+        } catch {
+            #expect(error.path == #"events[0].parameters["a.b"]["c\"d"]"#)
+        }
+    }
+
     static let s = BatchFixtures.session
     @Test("Each violation is refused, naming the path", arguments: [
         (#"{"version":2}"#, "version: unsupported version 2; this collector reads version 1"),

@@ -34,7 +34,8 @@ struct PolicyFiles: Sendable {
             && app.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
     }
 
-    /// A strong ETag: the SHA-256 of the bytes, so it changes exactly when the content does.
+    /// A strong ETag: the first 128 bits of the SHA-256 of the bytes, as 32 hex digits in quotes
+    /// (docs/PROTOCOL.md): it changes whenever the content does, and 128 bits is plenty for that.
     static func etag(_ data: Data) -> String {
         "\"" + Hex.encode(SHA256.hash(data: data).prefix(16)) + "\""
     }

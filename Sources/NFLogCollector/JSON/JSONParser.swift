@@ -18,7 +18,7 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The same error seen from the enclosing object or array; paths are built only on failure.
     func under(key: String) -> JSONParseError {
         var copy = self
-        copy.path = path.isEmpty ? key : (path.hasPrefix("[") ? key + path : key + "." + path)
+        copy.path = JSONPathSyntax.prepending(JSONPathSyntax.member(key), to: path)
         return copy
     }
 

@@ -164,7 +164,7 @@ private struct FieldPath {
     var description: String {
         var text = root.description
         if let index { text += "[\(index)]" }
-        if let key { text += text.isEmpty ? key : ".\(key)" }
+        if let key { text = JSONPathSyntax.appending(JSONPathSyntax.member(key), to: text) }
         return text
     }
 }
