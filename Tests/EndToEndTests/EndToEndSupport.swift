@@ -214,21 +214,6 @@ final class LogCapture: Sendable {
     }
 }
 
-/// SplitMix64: fault scripts and fuzz mutations that are random but the same on every run.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    /// A value in `0..<bound` (0 when `bound` is not positive).
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 extension FaultProxy {
     /// A fault proxy in front of `collector`, started: `rate` of the uploads faulted with every
     /// kind of fault, decided by `seed`; slow answers trickle fast enough for the tests' timeouts.

@@ -1,3 +1,4 @@
+import FaultProxy
 import Foundation
 import NFLogCollector
 import NFLogSupport

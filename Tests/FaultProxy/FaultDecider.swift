@@ -6,7 +6,7 @@ import Synchronization
 /// never awaits while holding it.
 final class FaultDecider: Sendable {
     private struct State {
-        var random: UInt64
+        var random: SeededRandom
         var counts = FaultProxyCounts()
         /// Requests arriving before this (monotonic nanoseconds, less the grace) ignored a `Retry-After`.
         var notBefore: UInt64 = 0
@@ -20,7 +20,7 @@ final class FaultDecider: Sendable {
 
     init(_ configuration: FaultProxyConfiguration) {
         self.configuration = configuration
-        state = Mutex(State(random: configuration.seed))
+        state = Mutex(State(random: SeededRandom(seed: configuration.seed)))
     }
 
     var counts: FaultProxyCounts { state.withLock { $0.counts } }
@@ -35,8 +35,8 @@ final class FaultDecider: Sendable {
             if now > state.givenAt + grace && now < state.notBefore { state.counts.earlyRequests += 1 }
             guard configuration.methods.map({ $0.contains(method) }) ?? true, !configuration.faults.isEmpty else { return nil }
             // Two draws, always both, so the sequence of decisions depends on the seed alone.
-            let roll = Double(Self.next(&state.random) >> 11) * 0x1p-53
-            let pick = Int(Self.next(&state.random) % UInt64(configuration.faults.count))
+            let roll = state.random.unit()
+            let pick = state.random.below(configuration.faults.count)
             return roll < configuration.faultRate ? configuration.faults[pick] : nil
         }
     }
@@ -54,15 +54,6 @@ final class FaultDecider: Sendable {
             state.notBefore = max(state.notBefore, until > grace ? until - grace : 0)
             state.givenAt = now
         }
-    }
-
-    /// SplitMix64.
-    private static func next(_ state: inout UInt64) -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
