@@ -140,13 +140,20 @@ struct DemoCommand: AsyncParsableCommand {
             burstLine = await Burst(logger: logger, tally: tally, count: burst).run()
         }
 
-        // Deliver: wait out the offline period and any retries, up to a minute after it.
+        // Deliver: wait out the offline period and any retries, giving up only after a minute in
+        // which nothing more was delivered (a collector asking for Retry-After pauses takes long
+        // but keeps making progress).
         status.update(phase: "delivering", done: app.calls, total: app.calls)
         var flushed = await logger.flush()
-        let deadline = started + .milliseconds(Int64(offlineSeconds * 1_000)) + .seconds(60)
+        var deadline = started + .milliseconds(Int64(offlineSeconds * 1_000)) + .seconds(60)
+        var fewestRemaining = flushed.remainingEvents
         while (flushed.remainingEvents > 0 || flushed.error != nil) && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(100))
             flushed = await logger.flush()
+            if flushed.remainingEvents < fewestRemaining {
+                fewestRemaining = flushed.remainingEvents
+                deadline = max(deadline, ContinuousClock.now + .seconds(60))
+            }
         }
         await status.stop()
         while tally.counts.calls < app.calls + burst && ContinuousClock.now < deadline {

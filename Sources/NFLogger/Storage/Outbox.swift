@@ -408,7 +408,7 @@ final class Outbox {
     /// Events stored and ready to upload, plus those in unfinished batches.
     func waitingCount() throws(SQLiteError) -> Int {
         var count = 0
-        for table in eventTables { count += try table.readyCount() + table.batchedCount() }
+        for table in eventTables { count += try table.waitingCount() }
         return count
     }
 }
