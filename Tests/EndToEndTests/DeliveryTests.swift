@@ -87,7 +87,8 @@ struct DeliveryTests {
         let sent = transport.sent
         // A batch whose response was lost is sent again with the same id (and the same events).
         for (index, request) in sent.enumerated() where request.fault == "dropAfterResponse" {
-            #expect(sent[index + 1].batchID == request.batchID && sent[index + 1].events == request.events)
+            let again = sent[(index + 1)...].first { $0.batchID == request.batchID }
+            #expect(again?.events == request.events, "batch \(request.batchID) sent again unchanged")
         }
         // The request after the 429 waited at least its Retry-After of 1 second.
         if let throttled = sent.firstIndex(where: { $0.fault.hasPrefix("status(429") }) {
@@ -97,6 +98,59 @@ struct DeliveryTests {
         }
         let diagnostics = await logger.diagnostics()
         #expect(diagnostics.retriedUploads == 8 && diagnostics.uploadedEvents == 750)
+        await logger.close()
+        await collector.stop()
+    }
+
+    @Test("A batch that fails on its own waits alone: the next request carries another batch at once, the failed one follows unchanged")
+    func failedBatchWaitsAlone() async throws {
+        let collector = try await TestCollector.start()
+        let transport = FaultInjectingTransport([.pass, .dropBeforeSending, .pass, .pass, .status(500), .dropBeforeSending, .pass])
+        let scratch = Scratch()
+        var configuration = configuration(scratch, collector: collector.url, transport: transport)
+        configuration.upload.batchMaxEvents = 100
+        configuration.upload.maxConcurrentUploads = 1  // one request at a time: the order below is exact
+        let logger = try NFLogger(configuration: configuration)
+        let recorded = await logEvents(logger, points: 800, spans: 0)
+        await deliverAll(logger)
+        #expect(Set(try await storedIDs(collector)) == recorded)
+
+        let sent = transport.sent
+        guard sent.count >= 8 else { Issue.record("only \(sent.count) requests"); return }
+        // The first failure: the next request is another batch, sent without waiting.
+        #expect(sent[2].batchID != sent[1].batchID)
+        #expect(sent[2].at - sent[1].at < .milliseconds(500), "the other batches did not wait for the failed one")
+        #expect(sent[2...].contains { $0.batchID == sent[1].batchID && $0.events == sent[1].events })
+        // A 500 without Retry-After is a failure of that batch too.
+        #expect(sent[5].batchID != sent[4].batchID, "the 500's batch waits alone")
+        let diagnostics = await logger.diagnostics()
+        #expect(diagnostics.retriedUploads == 3 && diagnostics.uploadedEvents == 800)
+        await logger.close()
+        await collector.stop()
+    }
+
+    @Test("A batch's wait grows with its own failures, not with other batches': four batches failing once each are each sent again within the first backoff, and four failures in a row on two lanes do not stop everything")
+    func batchWaitGrowsWithItsOwnFailures() async throws {
+        let collector = try await TestCollector.start()
+        let transport = FaultInjectingTransport([.dropBeforeSending, .dropBeforeSending, .dropBeforeSending, .dropBeforeSending])
+        let scratch = Scratch()
+        var configuration = configuration(scratch, collector: collector.url, transport: transport)
+        configuration.upload.batchMaxEvents = 100
+        // A first failure waits up to 3 s; a fourth in a row would wait up to 24 s. (The margin
+        // below is for a loaded machine: the wait starts when the failure is handled, not sent.)
+        configuration.upload.initialBackoff = .seconds(3)
+        configuration.upload.maxBackoff = .seconds(60)
+        let logger = try NFLogger(configuration: configuration)
+        let recorded = await logEvents(logger, points: 800, spans: 0)
+        await deliverAll(logger)
+        #expect(Set(try await storedIDs(collector)) == recorded)
+
+        let sent = transport.sent
+        for (index, failed) in sent.prefix(4).enumerated() {
+            let resend = sent[(index + 1)...].first { $0.batchID == failed.batchID }
+            guard let resend else { Issue.record("batch \(failed.batchID) was not sent again"); continue }
+            #expect(resend.at - failed.at < .milliseconds(4_500), "failure \(index + 1) in a row waited \(resend.at - failed.at)")
+        }
         await logger.close()
         await collector.stop()
     }

@@ -96,6 +96,7 @@ public final class FaultProxy: Sendable {
             while let part = try await parts.next() {
                 guard case .head(let head) = part else { continue }
                 let fault = decider.decide(method: head.method.rawValue, now: now)
+                configuration.trace?(decider.counts.requests, head.method.rawValue, head.uri, fault)
                 if fault == .closeBeforeBody { return decider.injected(.closeBeforeBody) }
                 var body = ByteBuffer()
                 var complete = false

@@ -22,6 +22,8 @@ public struct FaultProxyConfiguration: Sendable {
     public var retryAfterGrace: Duration = .milliseconds(250)
     /// The port to listen on, on 127.0.0.1 (0: any free port).
     public var listenPort = 0
+    /// Told of every request as it is decided: its number, method, target and fault (`nil`: none).
+    public var trace: (@Sendable (_ number: Int, _ method: String, _ uri: String, _ fault: FaultKind?) -> Void)?
 
     public init(upstreamHost: String = "127.0.0.1", upstreamPort: Int) {
         self.upstreamHost = upstreamHost

@@ -20,6 +20,7 @@ struct FaultProxyCommand: AsyncParsableCommand {
     @Option(help: "The Retry-After seconds of a 503 or 429.") var retryAfter = 1
     @Option(help: "Milliseconds between the bytes of a slow response.") var slowByteMs = 20
     @Option(help: "Seconds a stalled connection is held open at most.") var stallLimitS = 30
+    @Flag(help: "Print each request to stderr as it is decided: milliseconds since start, number, method, target, fault.") var trace = false
 
     func validate() throws {
         guard (0...1).contains(rate) else { throw ValidationError("--rate must be between 0 and 1, not \(rate)") }
@@ -57,6 +58,14 @@ struct FaultProxyCommand: AsyncParsableCommand {
         settings.retryAfterSeconds = retryAfter
         settings.slowByteInterval = .milliseconds(slowByteMs)
         settings.stallLimit = .seconds(stallLimitS)
+        if trace {
+            let started = ContinuousClock.now
+            settings.trace = { number, method, uri, fault in
+                let elapsed = ContinuousClock.now - started
+                let milliseconds = elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+                FileHandle.standardError.write(Data("\(milliseconds) ms #\(number) \(method) \(uri) \(fault?.rawValue ?? "-")\n".utf8))
+            }
+        }
         let proxy = FaultProxy(settings)
         try await proxy.start()
         // Unbuffered, so a script reading the first line gets it now.

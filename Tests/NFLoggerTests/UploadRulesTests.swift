@@ -24,6 +24,17 @@ struct UploadRulesTests {
         #expect(bottom.failures == 0)
     }
 
+    @Test("A wait drawn for another count (one batch's own failures) uses that count's window and leaves the count in a row alone")
+    func delayForAnotherCount() {
+        var backoff = Backoff(initial: .seconds(1), maximum: .seconds(10), jitter: .full, random: Constant(value: .max))
+        for _ in 0..<3 { _ = backoff.failed() }
+        #expect(backoff.delay(afterFailures: 1).seconds.rounded() == 1)
+        #expect(backoff.delay(afterFailures: 2).seconds.rounded() == 2)
+        #expect(backoff.delay(afterFailures: 0).seconds.rounded() == 1)  // as a first failure
+        #expect(backoff.failures == 3)
+        #expect(backoff.failed().seconds.rounded() == 8)
+    }
+
     @Test("Half jitter waits between half the ceiling and the ceiling, never at once")
     func halfJitter() {
         var bottom = Backoff(initial: .seconds(60), maximum: .seconds(3600), jitter: .half, random: Constant(value: 0))

@@ -33,7 +33,13 @@ struct Backoff {
     /// Counts one more failure and returns how long to wait before the next attempt.
     mutating func failed(retryAfter: Duration? = nil) -> Duration {
         failures += 1
-        let ceiling = min(maximum.seconds, initial.seconds * pow(2, Double(min(failures - 1, 40))))
+        return delay(afterFailures: failures, retryAfter: retryAfter)
+    }
+
+    /// The wait after the `count`-th failure of something counted elsewhere (one batch's own
+    /// failures), drawn as after that many failures in a row; the count in a row is unchanged.
+    mutating func delay(afterFailures count: Int, retryAfter: Duration? = nil) -> Duration {
+        let ceiling = min(maximum.seconds, initial.seconds * pow(2, Double(min(max(count, 1) - 1, 40))))
         let floor = jitter == .full ? 0 : ceiling / 2
         // 53 random bits as a fraction in [0, 1): no rejection loop, so any generator (even a
         // constant one in a test) gives an answer at once.

@@ -8,6 +8,12 @@ import NFLogSupport
 /// delivered (delete its rows), too big or refused (split it; quarantine a single refused event),
 /// failed (back off and send the same batch again), or not allowed (pause).
 ///
+/// A failure waits in one of two ways. A batch that failed on its own (a dropped connection, a
+/// 5xx without `Retry-After`) while the collector answers others waits alone: the other batches
+/// keep going, as one broken connection says nothing about the collector. When the collector
+/// asks for a pause (`Retry-After`), refuses the key, or fails `failuresBeforeWaitingAll` times
+/// in a row with no delivery between (it looks down), nothing at all is sent until the wait ends.
+///
 /// All its state lives on the RequestManager's queue; only the HTTP requests run elsewhere.
 final class Uploader: @unchecked Sendable {
     // @unchecked: every mutable property is read and written only on `queue`, the
@@ -50,6 +56,18 @@ final class Uploader: @unchecked Sendable {
     private var batchMaxEvents: Int
     private var recordedSinceUpload = 0
     private var flushes = FlushWaiters()
+    /// Batches that failed on their own, by row id: not sent again before this (monotonic
+    /// nanoseconds). Their rows stay in the batch, so no other batch takes them meanwhile.
+    private var batchWaits: [Int64: UInt64] = [:]
+    /// How many times each batch not yet delivered has failed: its own wait grows with these,
+    /// not with other batches' failures.
+    private var batchFailures: [Int64: Int] = [:]
+    /// Failures in a row (no delivery between) from which every batch waits, not just the failed
+    /// one: each lane failed twice, and once more. Fewer would take a run of unlucky connections
+    /// (three in a row come every 37 requests when 30% fail) for a collector that is down.
+    private var failuresBeforeWaitingAll: Int { 2 * settings.maxConcurrentUploads + 1 }
+    /// When the retry timer is set to fire (monotonic nanoseconds), so it is not set again for the same moment.
+    private var wakeAt: UInt64?
     /// Consecutive deliveries since a split reduced the batch size; at 16 it goes back up.
     private var deliveriesSinceSplit = 0
     static let deliveriesBeforeRegrowing = 16
@@ -169,6 +187,8 @@ final class Uploader: @unchecked Sendable {
     func close() {
         closed = true
         failedBodies = [:]
+        batchWaits = [:]
+        batchFailures = [:]
         retryTimer?.cancel()
         intervalTimer?.cancel()
         finishFlushes(.closed)
@@ -184,19 +204,26 @@ final class Uploader: @unchecked Sendable {
             guard let (batch, body) = prepareNext() else { break }
             send(batch, compressed: body)
         }
-        if inFlight.isEmpty && !isWaiting {
-            phase = .ready
-            gate.open()
-            batchMaxEvents = settings.batchMaxEvents
-            recordedSinceUpload = 0
-            finishFlushes(nil)
+        guard inFlight.isEmpty && !isWaiting else { return }
+        if let earliest = batchWaits.values.min() {
+            // Only batches that failed on their own are left, each waiting out its backoff: a
+            // flush stops here and says why, as at any failure; the timer sends them later.
+            armRetryTimer(at: earliest)
+            return finishFlushes(lastError)
         }
+        phase = .ready
+        gate.open()
+        batchMaxEvents = settings.batchMaxEvents
+        recordedSinceUpload = 0
+        finishFlushes(nil)
     }
 
     /// The next batch not already in flight, with its compressed body when it is a failed batch
     /// sent again unchanged; or `nil` (nothing ready, or a storage failure, which starts a backoff).
     private func prepareNext() -> (OutgoingBatch, Data?)? {
-        if let (rowID, failed) = failedBodies.first(where: { inFlight[$0.key] == nil }) {
+        let monotonicNow = clock.monotonicNanoseconds()
+        batchWaits = batchWaits.filter { $0.value > monotonicNow }
+        if let (rowID, failed) = failedBodies.first(where: { inFlight[$0.key] == nil && batchWaits[$0.key] == nil }) {
             failedBodies[rowID] = nil
             // Pruning or a database reset may have changed it meanwhile: then it is formed afresh.
             if (try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.isIntact(failed.batch) }) == true {
@@ -205,7 +232,7 @@ final class Uploader: @unchecked Sendable {
         }
         let now = clock.wallMilliseconds()
         let maxEvents = batchMaxEvents
-        let busy = Set(inFlight.keys)
+        let busy = Set(inFlight.keys).union(batchWaits.keys)
         do {
             let batch = try database.withOutbox { (outbox) throws(SQLiteError) in
                 try outbox.nextBatch(maxEvents: maxEvents, maxBytes: settings.batchMaxBytes, now: now, excluding: busy)
@@ -269,10 +296,11 @@ final class Uploader: @unchecked Sendable {
         case .failure(let error): !(error is CompressionFailure)
         case .success(let response): if case .retry = UploadVerdict(response) { true } else { false }
         }
+        if !sendsAgain { batchFailures[batch.rowID] = nil }  // settled: its row id may be reused
         if sendsAgain, let body, failedBodies.count < settings.maxConcurrentUploads {
             failedBodies[batch.rowID] = (batch, body)
         }
-        if isWaiting {
+        if isWaiting || batchWaits[batch.rowID] != nil {
             // The upload failed: its events are queued data again, and may now be the oldest
             // beyond the row limit, which did not count them while they were on the network.
             database.enforceLimits(includingAge: false)
@@ -331,7 +359,7 @@ final class Uploader: @unchecked Sendable {
             return backOff(.storage(error), retryAfter: nil)
         }
         backoff.reset()
-        if !isWaiting {  // another batch's failure may have started a wait: keep its story
+        if !isWaiting && batchWaits.isEmpty {  // another batch's failure may have started a wait: keep its story
             lastError = nil
             nextAttempt = nil
         }
@@ -362,7 +390,19 @@ final class Uploader: @unchecked Sendable {
     private func retry(_ batch: OutgoingBatch, _ error: UploadError, retryAfter: Duration?) {
         try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.countAttempt(batch) }
         retriedAttempts += 1
-        backOff(error, retryAfter: retryAfter)
+        guard retryAfter == nil, backoff.failures + 1 < failuresBeforeWaitingAll else {
+            return backOff(error, retryAfter: retryAfter)
+        }
+        // This batch alone waits, as long as its own failures say; the others go on.
+        _ = backoff.failed()
+        let failures = batchFailures[batch.rowID, default: 0] + 1
+        batchFailures[batch.rowID] = failures
+        let delay = backoff.delay(afterFailures: failures)
+        logger.debug("upload failed; retrying the batch later", metadata: ["error": "\(error)", "delay_s": "\(delay.seconds)"])
+        let (until, _) = clock.monotonicNanoseconds().addingReportingOverflow(delay.nanoseconds)
+        batchWaits[batch.rowID] = until
+        lastError = error
+        nextAttempt = Date(timeIntervalSince1970: Double(clock.wallMilliseconds()) / 1000 + delay.seconds)
     }
 
     /// Waits as ``Backoff`` says: exponential with full jitter, never less than `Retry-After`.
@@ -389,24 +429,25 @@ final class Uploader: @unchecked Sendable {
         phase = phaseUntil(until)
         gate.close(until: until)
         nextAttempt = Date(timeIntervalSince1970: Double(clock.wallMilliseconds()) / 1000 + Double(nanoseconds) / 1e9)
-        armRetryTimer(in: nanoseconds)
+        armRetryTimer(at: until)
         finishFlushes(error)
     }
 
-    /// Wakes the uploader when the wait ends. Dispatch's clock and ours may disagree by a hair:
-    /// a timer that fires before the wait is over sets itself again for the rest.
-    private func armRetryTimer(in nanoseconds: UInt64) {
+    /// Wakes the uploader at `until` (monotonic nanoseconds): the end of a wait, or of a failed
+    /// batch's backoff. Dispatch's clock and ours may disagree by a hair: a timer that fires
+    /// before the wait is over sets itself again for the rest.
+    private func armRetryTimer(at until: UInt64) {
+        guard wakeAt != until else { return }
         retryTimer?.cancel()
+        wakeAt = until
+        let now = clock.monotonicNanoseconds()
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)), leeway: .milliseconds(10))
+        timer.schedule(deadline: .now() + .nanoseconds(Int(clamping: until > now ? until - now : 0)), leeway: .milliseconds(10))
         timer.setEventHandler { [weak self] in
             guard let self else { return }
-            switch phase {
-            case .backingOff(let until), .paused(let until):
-                let now = clock.monotonicNanoseconds()
-                if now < until { return armRetryTimer(in: until - now) }
-            case .ready: break
-            }
+            wakeAt = nil
+            let now = clock.monotonicNanoseconds()
+            if now < until { return armRetryTimer(at: until) }
             trigger()
         }
         timer.resume()
