@@ -164,11 +164,15 @@ struct Run: AsyncParsableCommand {
         report.add("\(key)_faults_injected", Double(result.proxy.faults.values.reduce(0, +)))
         report.add("\(key)_retry_after_seconds", result.mandatedWait, places: 1)
         report.add("\(key)_early_requests", Double(result.proxy.earlyRequests))
+        // The Retry-After seconds are the collector's to set, not the SDK's to spend faster.
+        let lessRetryAfter = (result.faulty.seconds - result.mandatedWait) / result.clean.seconds
+        report.add("\(key)_time_ratio_less_retry_after", lessRetryAfter, places: 2)
         report.lines.append(padded("faults, \(events) events, 30%:") + String(format: "%.3f s · %.3f CPU-s (clean: %.3f s · %.3f CPU-s) → %.2f× the time, %.2f× the CPU",
             result.faulty.seconds, result.faulty.cpu, result.clean.seconds, result.clean.cpu,
             result.faulty.seconds / result.clean.seconds, result.faulty.cpu / result.clean.cpu))
         report.lines.append(padded("  the proxy:") + "\(result.proxy.requests) requests, \(result.proxy.faults.values.reduce(0, +)) faults (\(result.proxy.faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))), "
-            + String(format: "%.0f s of Retry-After given, %d requests before one ended", result.mandatedWait, result.proxy.earlyRequests))
+            + String(format: "%.0f s of Retry-After given, %d requests before one ended; without those seconds, %.2f× the time",
+                     result.mandatedWait, result.proxy.earlyRequests, lessRetryAfter))
     }
 
     private func collector(_ report: inout Report) async throws {

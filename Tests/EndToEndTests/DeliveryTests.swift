@@ -240,6 +240,49 @@ struct DeliveryTests {
         await collector.stop()
     }
 
+    @Test("A failed batch is kept slim (its compressed bytes, count and id); sent again and answered 413, it is still split and every event delivered")
+    func keptBatchSplits() async throws {
+        var collectorConfiguration = CollectorConfiguration()
+        collectorConfiguration.maxEventsPerBatch = 10
+        let collector = try await TestCollector.start(configuration: collectorConfiguration)
+        let transport = FaultInjectingTransport([.dropBeforeSending, .dropBeforeSending])
+        let scratch = Scratch()
+        var configuration = configuration(scratch, collector: collector.url, transport: transport)
+        configuration.upload.batchMaxEvents = 20
+        let logger = try NFLogger(configuration: configuration)
+        let recorded = await logEvents(logger, points: 40)
+        await deliverAll(logger)
+        #expect(Set(try await storedIDs(collector)) == recorded)
+        let sent = transport.sent
+        // Both dropped batches went again with the same id and all 20 events, then were split.
+        for failed in sent.prefix(2) {
+            #expect(sent.dropFirst(2).contains { $0.batchID == failed.batchID && $0.events == 20 })
+        }
+        #expect(await logger.diagnostics().quarantinedEvents == 0)
+        await logger.close()
+        await collector.stop()
+    }
+
+    @Test("A failed single-event batch keeps its event: sent again and refused (400), it is quarantined with the reason")
+    func keptSingleEventIsQuarantined() async throws {
+        var collectorConfiguration = CollectorConfiguration()
+        collectorConfiguration.json.maxStringBytes = 1_000
+        let collector = try await TestCollector.start(configuration: collectorConfiguration)
+        let transport = FaultInjectingTransport([.dropBeforeSending])
+        let scratch = Scratch()
+        let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url, transport: transport))
+        let poison = await logger.logEvent(name: "poison.event", parameters: ["blob": String(repeating: "x", count: 5_000)])
+        let poisonID = try #require(poison.recordedID)
+        let result = await deliverAll(logger)
+        #expect(result.remainingEvents == 0)
+        #expect(transport.sent.count == 2 && transport.sent[1].batchID == transport.sent[0].batchID)
+        #expect(await logger.diagnostics().quarantinedEvents == 1)
+        await logger.close()
+        let row = try #require(try quarantined(scratch).first)
+        #expect(row.id == poisonID && row.status == 400 && row.reason.contains("longer than 1000 bytes"))
+        await collector.stop()
+    }
+
     @Test("After a refused event is quarantined, batches are full-size again")
     func splitRecovers() async throws {
         var collectorConfiguration = CollectorConfiguration()

@@ -46,10 +46,16 @@ final class Uploader: @unchecked Sendable {
     private var backoff: Backoff
     /// Batches sent and not yet answered, by their row id.
     private var inFlight: [Int64: OutgoingBatch] = [:]
-    /// Batches whose send failed, with the compressed body that went out, by row id: the retry
-    /// sends the same bytes without reading, encoding and compressing its events again (at most
-    /// `maxConcurrentUploads` of them, since each failed batch is the next one sent).
+    /// Batches whose send failed, by row id, each slimmed to what settling it needs, with the
+    /// compressed body that went out: the retry sends the same bytes without reading, encoding and
+    /// compressing its events again. Up to `failedBodiesMaxBytes` of bodies; a batch beyond that
+    /// is formed afresh when its turn comes.
     private var failedBodies: [Int64: (batch: OutgoingBatch, body: Data)] = [:]
+    private var failedBodiesBytes = 0
+    /// While batches wait out their own backoffs, many may be waiting at once (at 30% faults,
+    /// often more than four): 1 MiB holds ~50 batches of 1,000 typical events, or two of the
+    /// largest, incompressible ones.
+    static let failedBodiesMaxBytes = 1 << 20
     private var suspended = false
     private var closed = false
     /// Halved on 413/400/422 to split a batch; back to the setting once the queue is empty.
@@ -187,6 +193,7 @@ final class Uploader: @unchecked Sendable {
     func close() {
         closed = true
         failedBodies = [:]
+        failedBodiesBytes = 0
         batchWaits = [:]
         batchFailures = [:]
         retryTimer?.cancel()
@@ -225,6 +232,7 @@ final class Uploader: @unchecked Sendable {
         batchWaits = batchWaits.filter { $0.value > monotonicNow }
         if let (rowID, failed) = failedBodies.first(where: { inFlight[$0.key] == nil && batchWaits[$0.key] == nil }) {
             failedBodies[rowID] = nil
+            failedBodiesBytes -= failed.body.count
             // Pruning or a database reset may have changed it meanwhile: then it is formed afresh.
             if (try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.isIntact(failed.batch) }) == true {
                 return (failed.batch, failed.body)
@@ -259,7 +267,7 @@ final class Uploader: @unchecked Sendable {
                     return queue.async { self.settle(batch, body: nil, .failure(CompressionFailure(error: error))) }
                 }
             }
-            logger.trace("uploading batch", metadata: ["batch": "\(batch.id)", "events": "\(batch.events.count)", "bytes": "\(body.count)"])
+            logger.trace("uploading batch", metadata: ["batch": "\(batch.id)", "events": "\(batch.eventCount)", "bytes": "\(body.count)"])
             let request = HTTPRequest(url: url, method: "POST", headers: [
                 "Content-Type": "application/json",
                 "Content-Encoding": "gzip",
@@ -297,8 +305,9 @@ final class Uploader: @unchecked Sendable {
         case .success(let response): if case .retry = UploadVerdict(response) { true } else { false }
         }
         if !sendsAgain { batchFailures[batch.rowID] = nil }  // settled: its row id may be reused
-        if sendsAgain, let body, failedBodies.count < settings.maxConcurrentUploads {
-            failedBodies[batch.rowID] = (batch, body)
+        if sendsAgain, let body, failedBodies[batch.rowID] == nil, failedBodiesBytes + body.count <= Self.failedBodiesMaxBytes {
+            failedBodiesBytes += body.count
+            failedBodies[batch.rowID] = (batch.retained, body)
         }
         if isWaiting || batchWaits[batch.rowID] != nil {
             // The upload failed: its events are queued data again, and may now be the oldest
@@ -331,10 +340,10 @@ final class Uploader: @unchecked Sendable {
         switch UploadVerdict(response) {
         case .delivered:
             delivered(batch)
-        case .split where batch.events.count > 1:
+        case .split where batch.eventCount > 1:
             // Too big, or one event in it is refused: send it again in halves to find out.
-            logger.debug("splitting a refused batch", metadata: ["status": "\(status)", "events": "\(batch.events.count)"])
-            batchMaxEvents = max(1, batch.events.count / 2)
+            logger.debug("splitting a refused batch", metadata: ["status": "\(status)", "events": "\(batch.eventCount)"])
+            batchMaxEvents = max(1, batch.eventCount / 2)
             deliveriesSinceSplit = 0
             do { try database.withOutbox { (outbox) throws(SQLiteError) in try outbox.release(batch) } } catch {
                 return backOff(.storage(error), retryAfter: nil)
@@ -380,7 +389,7 @@ final class Uploader: @unchecked Sendable {
         } catch {
             return backOff(.storage(error), retryAfter: nil)
         }
-        quarantinedEvents += batch.events.count
+        quarantinedEvents += batch.eventCount
         // The refused event is out of the way: batches may be full-size again.
         batchMaxEvents = settings.batchMaxEvents
     }
