@@ -106,14 +106,15 @@ struct Run: AsyncParsableCommand {
     private func endToEnd(_ report: inout Report) async throws {
         note("4/7 end to end…")
         for events in quick ? [20_000] : [100_000, 1_000_000] {
-            // The shorter run is the noisier: its median of three is reported (and its range).
+            // The shorter run is the noisier: its median of five is reported (and its range).
             // While URLSession is still a transport on Linux, the shorter run is measured with it
-            // too, the two taking turns so that a slow spell of the machine falls on both.
-            let runs = events <= 100_000 && !quick ? 3 : 1
+            // too, the two taking turns (A B, then B A) so that neither always goes first and a
+            // slow spell of the machine falls on both.
+            let runs = events <= 100_000 && !quick ? 5 : 1
             let transports: [Phases.Transport] = events <= 100_000 ? Phases.Transport.allCases : [.standard]
             var results: [Phases.Transport: [Phases.EndToEnd]] = [:]
-            for _ in 0..<runs {
-                for transport in transports {
+            for round in 0..<runs {
+                for transport in round % 2 == 0 ? transports : transports.reversed() {
                     results[transport, default: []].append(try await Phases.endToEnd(events: events, transport: transport))
                     sync()
                 }

@@ -107,7 +107,9 @@ public struct Configuration: Sendable {
         /// zlib's level for the gzip body: 0 (none) … 9 (smallest). Default: 6.
         public var gzipLevel = 6
         /// The first retry waits up to this long; each further failure doubles it (full jitter).
-        /// Default: 1 s.
+        /// A batch that failed on its own waits by its own failures while the others go on;
+        /// after `2 × maxConcurrentUploads + 1` failures in a row every batch waits, by the
+        /// count in a row. Default: 1 s.
         public var initialBackoff: Duration = .seconds(1)
         /// The longest wait between retries, `Retry-After` aside. Default: 5 minutes.
         public var maxBackoff: Duration = .seconds(300)
