@@ -67,6 +67,8 @@ final class Outbox {
     private let pointsUpTo: SQLiteStatement
     private let spansUpTo: SQLiteStatement
     private let batchShape: SQLiteStatement
+    private let saveHold: SQLiteStatement
+    private let readHold: SQLiteStatement
 
     private let connection: SQLiteConnection
     private func connectionExecute(_ sql: String) throws(SQLiteError) { try connection.execute(sql) }
@@ -88,6 +90,13 @@ final class Outbox {
             """)
         addNote = try connection.prepare("INSERT INTO device_notes (kind, detail, at_ms) VALUES (?, ?, ?)")
         setDiagnostics = try connection.prepare("UPDATE upload_batches SET diagnostics = ? WHERE id = ?")
+        // Of two holds, the later stands.
+        saveHold = try connection.prepare("""
+            INSERT INTO upload_hold (id, until_ms, status, message) VALUES (1, ?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET until_ms = excluded.until_ms, status = excluded.status, message = excluded.message
+            WHERE excluded.until_ms > upload_hold.until_ms
+            """)
+        readHold = try connection.prepare("SELECT until_ms, status, message FROM upload_hold WHERE id = 1")
         latestContext = try connection.prepare("SELECT id FROM contexts ORDER BY id DESC LIMIT 1")
         insertBatch = try connection.prepare("INSERT INTO upload_batches (uuid, context_id, created_ms) VALUES (?, ?, ?) RETURNING id")
         deleteBatch = try connection.prepare("DELETE FROM upload_batches WHERE id = ?")
@@ -416,6 +425,20 @@ final class Outbox {
         }
         try restoreDiagnostics(batch.diagnostics)
         try delete(batch: batch.rowID)
+    }
+
+    /// Keeps the collector's `Retry-After` across restarts: a process started (or restarted after
+    /// a crash) before it ends does not send either.
+    func holdUploads(untilMilliseconds until: Int64, status: Int, message: String) throws(SQLiteError) {
+        try saveHold.bind(until, at: 1)
+        try saveHold.bind(Int64(status), at: 2)
+        try saveHold.bind(String(message.prefix(500)), at: 3)
+        try saveHold.run()
+    }
+
+    /// The last hold saved (it may have ended long ago).
+    func uploadHold() throws(SQLiteError) -> (untilMilliseconds: Int64, status: Int, message: String)? {
+        try readHold.collect { (row) -> (Int64, Int, String) in (row.int64(at: 0), Int(row.int64(at: 1)), row.text(at: 2) ?? "") }.first
     }
 
     func countAttempt(_ batch: OutgoingBatch) throws(SQLiteError) {

@@ -93,6 +93,14 @@ enum Schema {
                 key_check BLOB CHECK ((id = 1) = (key_check IS NOT NULL))
             );
             """),
+        Migration(version: 5, name: "a Retry-After that outlives the process", sql: """
+            CREATE TABLE upload_hold (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                until_ms INTEGER NOT NULL,  -- Unix milliseconds: no upload before this
+                status INTEGER NOT NULL,    -- the answer that asked for it, for diagnostics
+                message TEXT NOT NULL
+            );
+            """),
     ]
 
     static var latestVersion: Int32 { migrations.last?.version ?? 0 }

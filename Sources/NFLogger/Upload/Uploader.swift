@@ -118,7 +118,18 @@ final class Uploader: @unchecked Sendable {
     /// Starts the interval timer and sends what a previous run left behind.
     func start() {
         scheduleInterval()
+        resumeHold()
         trigger()
+    }
+
+    /// A `Retry-After` an earlier process was given and that has not ended: this one waits it out
+    /// too (at most a day, whatever the wall clock did meanwhile).
+    private func resumeHold() {
+        guard let hold = try? database.withOutbox({ (outbox) throws(SQLiteError) in try outbox.uploadHold() }) else { return }
+        let remaining = hold.untilMilliseconds &- clock.wallMilliseconds()
+        guard remaining > 0 else { return }
+        wait(.milliseconds(min(remaining, 86_400_000)), then: { .backingOff(until: $0) },
+             .server(status: hold.status, message: hold.message))
     }
 
     private func scheduleInterval() {
@@ -400,6 +411,13 @@ final class Uploader: @unchecked Sendable {
         try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.countAttempt(batch) }
         retriedAttempts += 1
         guard retryAfter == nil, backoff.failures + 1 < failuresBeforeWaitingAll else {
+            if let retryAfter, case .server(let status, let message) = error {
+                // The collector's wait binds the next process too (a crash, a restart).
+                let until = clock.wallMilliseconds() &+ min(retryAfter, Backoff.longestRetryAfter).milliseconds
+                try? database.withOutbox { (outbox) throws(SQLiteError) in
+                    try outbox.holdUploads(untilMilliseconds: until, status: status, message: message)
+                }
+            }
             return backOff(error, retryAfter: retryAfter)
         }
         // This batch alone waits, as long as its own failures say; the others go on.
