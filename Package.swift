@@ -53,12 +53,16 @@ let package = Package(
             name: "NFLogCollector",
             dependencies: [
                 "NFLogSupport",
+                // The policies it serves are checked by the SDK's own parser: what devices refuse is
+                // never served.
+                "NFLogger",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -73,7 +77,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        .target(name: "NFLoggerTesting", dependencies: ["NFLogCollector"]),
+        .target(name: "NFLoggerTesting", dependencies: ["NFLogCollector", .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "nflog-demo",
             dependencies: [
@@ -119,11 +123,17 @@ let package = Package(
         .testTarget(name: "NFLoggerTests", dependencies: [
             "NFLogger", "NFLogSupport", "CSQLite", "NFLogCollector", .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
-        .testTarget(name: "NFLogCollectorTests", dependencies: ["NFLogCollector", "NFLoggerTesting", "NFLogger", "NFLogSupport"]),
+        .testTarget(name: "NFLogCollectorTests", dependencies: [
+            "NFLogCollector", "NFLoggerTesting", "NFLogger", "NFLogSupport",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         .testTarget(name: "EndToEndTests", dependencies: [
             "NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport", "nflog-crash-child", "FaultProxy", "nflog-fault-proxy",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Hummingbird", package: "hummingbird"),  // UncheckedPolicyServer
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
     ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NFLogCollector
 
 /// A real collector running inside the test process on 127.0.0.1 and an ephemeral port, with its
@@ -42,15 +43,17 @@ public final class TestCollector: Sendable {
     ///   - databasePath: the SQLite file; default: a new file in a new temporary directory.
     ///   - configuration: limits and keys; its `host` is forced to 127.0.0.1 and its port to
     ///     `port` (0 picks a free one).
+    ///   - logger: where the collector logs; default: warnings and errors to the console.
     public static func start(databasePath: String? = nil, port: Int = 0,
-                             configuration: CollectorConfiguration = CollectorConfiguration()) async throws -> TestCollector {
+                             configuration: CollectorConfiguration = CollectorConfiguration(),
+                             logger: Logger? = nil) async throws -> TestCollector {
         let path = databasePath ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("nflog-test-collector-\(UUID().uuidString).sqlite").path
         var configuration = configuration
         configuration.host = "127.0.0.1"
         configuration.port = port
         let store = try SQLiteEventStore(path: path)
-        let server = try CollectorServer(configuration: configuration, store: store)
+        let server = try CollectorServer(configuration: configuration, store: store, logger: logger)
         let (urls, continuation) = AsyncStream<URL>.makeStream()
         let task = Task {
             defer { continuation.finish() }

@@ -205,8 +205,12 @@ struct PolicyTests {
         let policies = PolicyDirectory()
         try policies.serve(#"{"version":1,"mode":"specific","rules":{"allow":["ui.**"]}}"#)
         let collector = try await startCollector(policies)
+        // Ours would not serve these (500, naming the file: see HostileInputTests); another might.
+        let unchecked = try await UncheckedPolicyServer.start(serving: policies)
         let scratch = Scratch()
-        let logger = try NFLogger(configuration: policyConfiguration(scratch, collector))
+        var configuration = policyConfiguration(scratch, collector)
+        configuration.policyURL = unchecked.url.appendingPathComponent("v1/policy")
+        let logger = try NFLogger(configuration: configuration)
         _ = await settledPolicy(logger)
         let good = logger.policy
         #expect(good?.mode == .specific)
@@ -226,6 +230,7 @@ struct PolicyTests {
         #expect(await logger.logEvent(name: "net.call") == .filtered(.notSelected))
         #expect(await logger.diagnostics().policy.lastError == error)
         await logger.close()
+        await unchecked.stop()
         await collector.stop()
     }
 
@@ -370,7 +375,9 @@ struct PolicyTests {
     @Test("An expiring policy stops applying at its expiry; the configuration's default takes over")
     func expiry() async throws {
         let policies = PolicyDirectory()
-        let soon = Date().addingTimeInterval(10)  // room for a loaded machine to fetch and log first
+        // Room for a loaded machine to fetch and log first; whole seconds, as the document says it
+        // (a fraction dropped by the formatter would end the policy before `soon`).
+        let soon = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 10).rounded(.down))
         let formatter = ISO8601DateFormatter()
         try policies.serve(#"{"version":1,"mode":"disabled","expires_at":"\#(formatter.string(from: soon))"}"#)
         let collector = try await startCollector(policies)

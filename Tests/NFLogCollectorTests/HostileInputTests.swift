@@ -189,7 +189,7 @@ struct HostileInputTests {
     func appsIsolated() async throws {
         let policies = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-policies-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
-        try Data(#"{"version":1,"mode":"active","for":"a"}"#.utf8).write(to: policies.appendingPathComponent("a.json"))
+        try Data(#"{"version":1,"mode":"active","refresh_interval_s":4321}"#.utf8).write(to: policies.appendingPathComponent("a.json"))
         try Data(#"{"version":1,"mode":"disabled"}"#.utf8).write(to: policies.appendingPathComponent("default.json"))
         var configuration = CollectorConfiguration()
         configuration.keys = AppKeys([Self.keyA: "a", Self.keyB: "b"])
@@ -219,8 +219,8 @@ struct HostileInputTests {
         #expect(try await Self.exported(collector, app: "b").isEmpty)
         #expect(try await Self.exported(collector, app: "a").count == 3)
 
-        #expect(String(decoding: try await a.send("GET", "v1/policy").body, as: UTF8.self).contains(#""for":"a""#))
-        #expect(!String(decoding: try await b.send("GET", "v1/policy").body, as: UTF8.self).contains(#""for":"a""#))
+        #expect(String(decoding: try await a.send("GET", "v1/policy").body, as: UTF8.self).contains("4321"))
+        #expect(!String(decoding: try await b.send("GET", "v1/policy").body, as: UTF8.self).contains("4321"))
 
         // The same uuids from app b are b's own events, not duplicates of a's; a sees no change.
         let again = try JSONSerialization.jsonObject(with: try await b.post(body).body) as? [String: Any]

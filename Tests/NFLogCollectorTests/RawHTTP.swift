@@ -40,25 +40,22 @@ enum RawHTTP {
         return out + Array("0\r\n\r\n".utf8)
     }
 
-    private static func roundTrip(port: Int, bytes: [UInt8]) throws -> [UInt8] {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard fd >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    /// Sends `bytes` and closes the connection without reading: a client that gives up mid-request.
+    static func abandon(port: Int, bytes: [UInt8]) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread {
+                continuation.resume(with: Result {
+                    let fd = try connected(port: port)
+                    defer { close(fd) }
+                    _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+                })
+            }.start()
         }
-        guard connected == 0 else { throw Failure(description: "connect() failed: errno \(errno)") }
+    }
+
+    private static func roundTrip(port: Int, bytes: [UInt8]) throws -> [UInt8] {
+        let fd = try connected(port: port)
+        defer { close(fd) }
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
@@ -76,6 +73,31 @@ enum RawHTTP {
             received += buffer[0..<n]
         }
         return received
+    }
+
+    /// A blocking socket connected to 127.0.0.1:`port`, with 10 s send and receive timeouts.
+    private static func connected(port: Int) throws -> Int32 {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            close(fd)
+            throw Failure(description: "connect() failed: errno \(errno)")
+        }
+        return fd
     }
 
     private static func parse(_ bytes: [UInt8]) throws -> Response {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NFLogSupport
 import NIOCore
 
@@ -18,6 +19,8 @@ struct CollectorRoutes: Sendable {
     let signatureHeader: HTTPField.Name
     /// One token bucket per app key, when the configuration limits requests.
     let limiter: RateLimiter?
+    /// Recurring problems, logged once per interval each, with a count.
+    let problems = ThrottledLog(interval: .seconds(60))
 
     init(store: any EventStore, configuration: CollectorConfiguration) {
         self.store = store
@@ -36,7 +39,7 @@ struct CollectorRoutes: Sendable {
         router.post(RouterPath(WireProtocol.eventsPath)) { request, _ in try await postEvents(request) }
         router.get(RouterPath(WireProtocol.statsPath)) { request, _ in try await getStats(request) }
         router.get(RouterPath(WireProtocol.healthPath)) { _, _ in Self.json(#"{"status":"ok"}"#) }
-        router.get(RouterPath(WireProtocol.policyPath)) { request, _ in try await getPolicy(request) }
+        router.get(RouterPath(WireProtocol.policyPath)) { request, context in try await getPolicy(request, logger: context.logger) }
         router.get(RouterPath(WireProtocol.reportPath)) { request, _ in try await getReport(request) }
         router.post(RouterPath(WireProtocol.lookupPath)) { request, _ in try await lookup(request) }
     }
@@ -129,16 +132,18 @@ struct CollectorRoutes: Sendable {
 
     /// The app's policy with an ETag (and a signature when a key is configured); 304 when the
     /// client already has it; 404 when there is none.
-    private func getPolicy(_ request: Request) async throws -> Response {
+    private func getPolicy(_ request: Request, logger: Logger) async throws -> Response {
         let app = try authenticate(request)
         guard let directory = configuration.policiesDirectory else {
             throw CollectorHTTPError(.notFound, message: "this collector serves no policies")
         }
-        let body: Data?
-        do { body = try PolicyFiles(directory: directory).policy(for: app) } catch let error as PolicyFileError {
+        let file: (name: String, data: Data)?
+        do { file = try PolicyFiles(directory: directory).policy(for: app) } catch {
+            // The operator's fault, asked about by every device: logged once a minute per file.
+            problems.log("policy:" + error.file, level: .error, logger: logger, error.message)
             throw CollectorHTTPError(.internalServerError, message: error.message)
         }
-        guard let body else { throw CollectorHTTPError(.notFound, message: "there is no policy for this app") }
+        guard let body = file?.data else { throw CollectorHTTPError(.notFound, message: "there is no policy for this app") }
         let etag = PolicyFiles.etag(body)
         var headers: HTTPFields = [.eTag: etag, .cacheControl: "no-cache"]
         if PolicyFiles.matches(request.headers[.ifNoneMatch], etag: etag) {

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NFLogSupport
+import NFLogger
 
 /// Finds the policy to serve an app: `DIR/<app>.json`, else `DIR/default.json`. Files are read on
 /// every request, so an operator's edit takes effect at once, without a restart.
@@ -9,8 +10,10 @@ struct PolicyFiles: Sendable {
     /// Served as is (the SDK refuses policies over 64 KiB); this only bounds what is read.
     static let maxBytes = 1 << 20
 
-    /// The bytes to serve, or `nil` if there is no policy for this app.
-    func policy(for app: String) throws -> Data? {
+    /// The file to serve (its name and bytes), or `nil` if there is no policy for this app.
+    /// A file that is not a valid policy, checked by the very parser every device runs (a
+    /// half-saved edit, a typo, an expired `expires_at`), is an error: never served, never signed.
+    func policy(for app: String) throws(PolicyFileError) -> (name: String, data: Data)? {
         let candidates = (Self.isSafeFileName(app) ? [app + ".json"] : []) + ["default.json"]
         for name in candidates {
             let url = directory.appendingPathComponent(name)
@@ -23,7 +26,8 @@ struct PolicyFiles: Sendable {
             let data: Data
             do { data = try handle.read(upToCount: Self.maxBytes + 1) ?? Data() } catch { throw PolicyFileError.unreadable(name) }
             guard data.count <= Self.maxBytes else { throw PolicyFileError.tooLarge(name) }
-            return data
+            do { _ = try Policy.parse(data) } catch { throw PolicyFileError.invalid(name, error.description) }
+            return (name, data)
         }
         return nil
     }
@@ -54,12 +58,21 @@ struct PolicyFiles: Sendable {
 enum PolicyFileError: Error {
     case tooLarge(String)
     case unreadable(String)
+    case invalid(String, String)
 
-    /// For the error body: the file's name, never its path.
+    /// For the error body and the log: the file's name, never its path.
     var message: String {
         switch self {
         case .tooLarge(let name): "the policy file \(name) is too large to serve"
         case .unreadable(let name): "the policy file \(name) cannot be read"
+        case .invalid(let name, let reason): "the policy file \(name) is not a valid policy, so it is not served: \(reason)"
+        }
+    }
+
+    /// The file it is about, for logging each broken file once per interval.
+    var file: String {
+        switch self {
+        case .tooLarge(let name), .unreadable(let name), .invalid(let name, _): name
         }
     }
 }

@@ -1,0 +1,99 @@
+import Crypto
+import Foundation
+import Logging
+@testable import NFLogCollector
+import NFLogSupport
+import NFLoggerTesting
+import Synchronization
+import Testing
+
+@Suite("Serving policies")
+struct PolicyServingTests {
+    @Test("A policy file that is not a valid policy is not served: 500 naming the file, never signed; fixed, it is served again", arguments: [
+        (#"{"broken": "#, "not JSON"),
+        (#"{"version":1,"mode":"sometimes"}"#, "an unknown mode"),
+        (#"{"version":1,"mode":"active","typo":1}"#, "an unknown field"),
+        (#"{"version":1,"mode":"active","expires_at":"2001-01-01T00:00:00Z"}"#, "expired"),
+    ])
+    func brokenPolicyNotServed(text: String, what: String) async throws {
+        let policies = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-policies-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: policies) }
+        let file = policies.appendingPathComponent("dev.json")
+        try Data(text.utf8).write(to: file)
+        var configuration = CollectorConfiguration()
+        configuration.policiesDirectory = policies
+        configuration.policySigningKey = Curve25519.Signing.PrivateKey()
+        let collector = try await TestCollector.start(configuration: configuration)
+        let client = CollectorClient(collector, key: TestCollector.appKey)
+
+        let refused = try await client.send("GET", "v1/policy")
+        #expect(refused.status == 500, "\(what)")
+        let message = try #require(((try JSONSerialization.jsonObject(with: refused.body) as? [String: Any])?["error"] as? [String: Any])?["message"] as? String)
+        #expect(message.contains("dev.json") && message.contains("not a valid policy"), "\(message)")
+        #expect(refused.header("ETag") == nil && refused.header(WireProtocol.signatureHeader) == nil)
+
+        try Data(#"{"version":1,"mode":"active"}"#.utf8).write(to: file)
+        let served = try await client.send("GET", "v1/policy")
+        #expect(served.status == 200 && served.header(WireProtocol.signatureHeader) != nil)
+        await collector.stop()
+    }
+
+    @Test("A recurring problem is logged once per interval, then with how many times it happened")
+    func throttledLog() {
+        let lines = CapturedLines()
+        let logger = Logger(label: "test") { _ in CapturingHandler(lines: lines) }
+        let log = ThrottledLog(interval: .milliseconds(200))
+        for _ in 0..<5 { log.log("disk", level: .error, logger: logger, "the disk is full") }
+        log.log("policy:a.json", level: .error, logger: logger, "a.json is broken")
+        #expect(lines.all == ["the disk is full", "a.json is broken"])
+        Thread.sleep(forTimeInterval: 0.25)
+        log.log("disk", level: .error, logger: logger, "the disk is full")
+        #expect(lines.all.last == "the disk is full (5 times since the last report)")
+    }
+}
+
+/// Every message logged, for the tests that check what the collector says.
+final class CapturedLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    var all: [String] { lines.withLock { $0 } }
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+}
+
+struct CapturingHandler: LogHandler {
+    let lines: CapturedLines
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+        lines.append(message.description)
+    }
+}
+
+@Suite("What the collector logs")
+struct CollectorLogTests {
+    @Test("Uploads the client abandons (a body cut short, a chunked body never finished, garbage) are never warnings or errors; the collector goes on")
+    func abandonedUploadsAreNotErrors() async throws {
+        let lines = CapturedLines()
+        var logger = Logger(label: "nflog-collector") { _ in CapturingHandler(lines: lines) }
+        logger.logLevel = .warning
+        let collector = try await TestCollector.start(logger: logger)
+        let head = "POST /v1/events HTTP/1.1\r\nHost: x\r\n\(WireProtocol.appKeyHeader): \(TestCollector.appKey)\r\nContent-Type: application/json\r\n"
+        for _ in 0..<20 {
+            try await RawHTTP.abandon(port: collector.port, bytes: Array((head + "Content-Length: 100000\r\n\r\n{\"version\":1").utf8))
+            try await RawHTTP.abandon(port: collector.port, bytes: Array((head + "Transfer-Encoding: chunked\r\n\r\n10\r\n0123456789").utf8))
+            try await RawHTTP.abandon(port: collector.port, bytes: Array("POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\n".utf8))
+        }
+        // Still serving, and nothing was said at warning level or above.
+        let health = try await RawHTTP.exchange(port: collector.port, head: "GET /health HTTP/1.1\r\nHost: x")
+        #expect(health.status == 200)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(lines.all.isEmpty, "logged: \(lines.all.prefix(3))")
+        await collector.stop()
+    }
+}
