@@ -240,9 +240,9 @@ enum Phases {
     // MARK: 5. The collector
 
     /// Events per second a collector ingests from 4 concurrent clients sending gzip batches of 500.
-    static func collectorIngest(events: Int) async throws -> Double {
-        let (collector, collectorDirectory) = try await TestCollector.startScratch()
-        let batches = try (0..<(events / 500)).map { try makeBatch(events: 500, batchNumber: $0) }
+    static func collectorIngest(events: Int, batchSize: Int = 500, durableCommits: Bool) async throws -> Double {
+        let (collector, collectorDirectory) = try await TestCollector.startScratch(durableCommits: durableCommits)
+        let batches = try (0..<(events / batchSize)).map { try makeBatch(events: batchSize, batchNumber: $0) }
         let clients = 4
         let start = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -262,7 +262,7 @@ enum Phases {
         let elapsed = seconds(ContinuousClock.now - start)
         let stored = try await collector.stats().eventsStored
         await collector.stop(removing: collectorDirectory)
-        guard stored == batches.count * 500 else { throw BenchError("collector: \(stored) of \(batches.count * 500) stored") }
+        guard stored == batches.count * batchSize else { throw BenchError("collector: \(stored) of \(batches.count * batchSize) stored") }
         return Double(stored) / elapsed
     }
 
@@ -332,9 +332,10 @@ final class CountingTransport: HTTPTransport {
 
 extension TestCollector {
     /// A collector on 127.0.0.1 (a free port) in this process, its database in a scratch directory.
-    static func startScratch() async throws -> (TestCollector, URL) {
+    static func startScratch(durableCommits: Bool = false) async throws -> (TestCollector, URL) {
         let directory = scratchDirectory("collector")
-        return (try await TestCollector.start(databasePath: directory.appendingPathComponent("collector.sqlite").path), directory)
+        return (try await TestCollector.start(databasePath: directory.appendingPathComponent("collector.sqlite").path,
+                                              durableCommits: durableCommits), directory)
     }
 
     /// Stops it gracefully and deletes its database.

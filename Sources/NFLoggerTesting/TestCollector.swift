@@ -44,15 +44,17 @@ public final class TestCollector: Sendable {
     ///   - configuration: limits and keys; its `host` is forced to 127.0.0.1 and its port to
     ///     `port` (0 picks a free one).
     ///   - logger: where the collector logs; default: warnings and errors to the console.
+    ///   - durableCommits: fsync every acknowledged batch, as `nflog-collector serve` does;
+    ///     off by default: a test's collector need not survive a power cut.
     public static func start(databasePath: String? = nil, port: Int = 0,
                              configuration: CollectorConfiguration = CollectorConfiguration(),
-                             logger: Logger? = nil) async throws -> TestCollector {
+                             logger: Logger? = nil, durableCommits: Bool = false) async throws -> TestCollector {
         let path = databasePath ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("nflog-test-collector-\(UUID().uuidString).sqlite").path
         var configuration = configuration
         configuration.host = "127.0.0.1"
         configuration.port = port
-        let store = try SQLiteEventStore(path: path)
+        let store = try SQLiteEventStore(path: path, durableCommits: durableCommits)
         let server = try CollectorServer(configuration: configuration, store: store, logger: logger)
         let (urls, continuation) = AsyncStream<URL>.makeStream()
         let task = Task {

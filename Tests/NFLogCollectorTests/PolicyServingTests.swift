@@ -97,3 +97,37 @@ struct CollectorLogTests {
         await collector.stop()
     }
 }
+
+@Suite("HTTP details clients rely on")
+struct HTTPDetailTests {
+    @Test("Expect: 100-continue is answered at once, so a client sends its body without waiting; the final answer follows")
+    func continueAnswered() async throws {
+        let collector = try await TestCollector.start()
+        let head = "POST /v1/events HTTP/1.1\r\nHost: x\r\n\(WireProtocol.appKeyHeader): \(TestCollector.appKey)\r\nContent-Type: application/json"
+        let body = Array(BatchFixtures.batch(events: [BatchFixtures.point(UUID().uuidString.lowercased())]).utf8)
+        // The client sends no body before an answer: without the 100 it would wait for its
+        // timeout (curl: a second; this client: 10 s, then fails).
+        let (interim, final) = try await RawHTTP.expectingContinue(port: collector.port, head: head, body: body)
+        #expect(interim.status == 100)
+        #expect(final.status == 200, "\(String(decoding: final.body, as: UTF8.self))")
+        #expect(try await collector.stats().eventsStored == 1)
+        await collector.stop()
+    }
+}
+
+@Suite("Durable acknowledgements")
+struct DurabilityModeTests {
+    @Test("The collector's store fsyncs each commit (synchronous=FULL) unless told otherwise; the SDK's database does not")
+    func synchronousModes() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-sync-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let full = try SQLiteConnection(path: directory.appendingPathComponent("a.sqlite").path, busyTimeoutMilliseconds: 1_000)
+        try full.enableWriteAheadLog(durableCommits: true)
+        #expect(try full.scalarInt("PRAGMA synchronous") == 2)  // FULL
+        let normal = try SQLiteConnection(path: directory.appendingPathComponent("b.sqlite").path, busyTimeoutMilliseconds: 1_000)
+        try normal.enableWriteAheadLog()
+        #expect(try normal.scalarInt("PRAGMA synchronous") == 1)  // NORMAL
+        #expect(try SQLiteEventStore(path: directory.appendingPathComponent("c.sqlite").path).synchronousSetting() == 2)
+    }
+}

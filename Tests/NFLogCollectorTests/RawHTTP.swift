@@ -40,6 +40,42 @@ enum RawHTTP {
         return out + Array("0\r\n\r\n".utf8)
     }
 
+    /// As a client sending `Expect: 100-continue` does: the head alone, then waits (up to 10 s)
+    /// for the server's first answer; then the body, and reads the final answer.
+    static func expectingContinue(port: Int, head: String, body: [UInt8]) async throws -> (interim: Response, final: Response) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result {
+                    let fd = try connected(port: port)
+                    defer { close(fd) }
+                    let headBytes = Array((head + "\r\nExpect: 100-continue\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n").utf8)
+                    _ = headBytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+                    var received: [UInt8] = []
+                    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+                    while (try? parse(received)) == nil {
+                        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                        guard n > 0 else { throw Failure(description: "no interim answer") }
+                        received += buffer[0..<n]
+                    }
+                    let interim = try parse(received)
+                    _ = body.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+                    // What came after the interim answer's blank line belongs to the final one.
+                    let separator = Array("\r\n\r\n".utf8)
+                    var rest = received
+                    if let end = (0...max(0, rest.count - 4)).first(where: { Array(rest[$0..<min(rest.count, $0 + 4)]) == separator }) {
+                        rest = Array(rest[(end + 4)...])
+                    }
+                    while (try? parse(rest)).map({ !$0.isComplete }) ?? true {
+                        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                        guard n > 0 else { break }
+                        rest += buffer[0..<n]
+                    }
+                    return (interim, try parse(rest))
+                })
+            }.start()
+        }
+    }
+
     /// Sends `bytes` and closes the connection without reading: a client that gives up mid-request.
     static func abandon(port: Int, bytes: [UInt8]) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in

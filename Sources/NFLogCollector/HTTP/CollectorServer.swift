@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import NIOCore
@@ -42,9 +43,11 @@ public final class CollectorServer: Sendable {
         CollectorRoutes(store: store, configuration: configuration).register(on: router)
         let host = configuration.host
         let scheme = configuration.tls == nil ? "http" : "https"
+        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [ContinueHandler()])
         let app = Application(
             router: router,
-            server: try configuration.tls.map { try .tls(.http1(), tlsConfiguration: $0.configuration) } ?? .http1(),
+            server: try configuration.tls.map { try .tls(.http1(configuration: http1), tlsConfiguration: $0.configuration) }
+                ?? .http1(configuration: http1),
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: "nflog-collector"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0

@@ -14,13 +14,23 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     public let path: String
 
     /// Opens (creating if needed) and migrates the database at `path`.
-    public init(path: String) throws {
+    /// - Parameter durableCommits: fsync each commit before it returns (`synchronous=FULL`), so a
+    ///   batch acknowledged with 2xx survives a power cut or an OS crash: the SDK deletes its copy
+    ///   on that answer. `false` (no fsync; a kill -9 still loses nothing) only where nothing is
+    ///   meant to last, such as tests.
+    public init(path: String, durableCommits: Bool = true) throws {
         self.path = path
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
-        try connection.enableWriteAheadLog()
+        try connection.enableWriteAheadLog(durableCommits: durableCommits)
         try SQLiteMigrator.migrate(connection, CollectorSchema.migrations)
         self.statements = try Statements(connection)
         self.connection = connection
+    }
+
+    /// `PRAGMA synchronous` of the store's connection (2: FULL), for the test that holds the
+    /// acknowledgement promise to it.
+    func synchronousSetting() throws -> Int64? {
+        try queue.sync { () throws -> Int64? in try connection?.scalarInt("PRAGMA synchronous") }
     }
 
     private struct Statements {

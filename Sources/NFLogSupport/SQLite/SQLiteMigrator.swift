@@ -38,13 +38,15 @@ public enum SQLiteMigrator {
 }
 
 extension SQLiteConnection {
-    /// Switches to write-ahead logging with `synchronous=NORMAL`: commits survive a crash of the
-    /// process, readers never block the writer, and a commit costs no fsync.
-    public func enableWriteAheadLog() throws(SQLiteError) {
+    /// Switches to write-ahead logging: readers never block the writer. With
+    /// `synchronous=NORMAL` (the default here) commits survive a crash of the process and cost no
+    /// fsync; with `durableCommits`, `synchronous=FULL`: each commit is fsynced before it returns,
+    /// so it survives a power cut or an OS crash too.
+    public func enableWriteAheadLog(durableCommits: Bool = false) throws(SQLiteError) {
         let journal = try scalarText("PRAGMA journal_mode = WAL")
         guard journal?.lowercased() == "wal" else {
             throw SQLiteError(code: 1, message: "SQLite refused WAL journaling (journal_mode is \(journal ?? "unknown"))")
         }
-        try execute("PRAGMA synchronous = NORMAL")
+        try execute(durableCommits ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
     }
 }
