@@ -135,7 +135,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport", "nflog-crash-child", "FaultProxy", "nflog-fault-proxy",
+            "NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport", "nflog-crash-child", "FaultProxy", "nflog-fault-proxy", "nflog-collector",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),  // UncheckedPolicyServer

@@ -21,6 +21,8 @@ struct CollectorRoutes: Sendable {
     let limiter: RateLimiter?
     /// Recurring problems, logged once per interval each, with a count.
     let problems = ThrottledLog(interval: .seconds(60))
+    /// Whether the store could write at the last try; what `/health` reports.
+    let health = StoreHealth()
 
     init(store: any EventStore, configuration: CollectorConfiguration) {
         self.store = store
@@ -36,9 +38,9 @@ struct CollectorRoutes: Sendable {
 
     func register(on router: Router<BasicRequestContext>) {
         router.add(middleware: CollectorErrorMiddleware())
-        router.post(RouterPath(WireProtocol.eventsPath)) { request, _ in try await postEvents(request) }
+        router.post(RouterPath(WireProtocol.eventsPath)) { request, context in try await postEvents(request, logger: context.logger) }
         router.get(RouterPath(WireProtocol.statsPath)) { request, _ in try await getStats(request) }
-        router.get(RouterPath(WireProtocol.healthPath)) { _, _ in Self.json(#"{"status":"ok"}"#) }
+        router.get(RouterPath(WireProtocol.healthPath)) { _, _ in await getHealth() }
         router.get(RouterPath(WireProtocol.policyPath)) { request, context in try await getPolicy(request, logger: context.logger) }
         router.get(RouterPath(WireProtocol.reportPath)) { request, _ in try await getReport(request) }
         router.post(RouterPath(WireProtocol.lookupPath)) { request, _ in try await lookup(request) }
@@ -62,7 +64,7 @@ struct CollectorRoutes: Sendable {
         return configuration.keys.app(at: entry)
     }
 
-    private func postEvents(_ request: Request) async throws -> Response {
+    private func postEvents(_ request: Request, logger: Logger) async throws -> Response {
         let app = try authenticate(request)
         if let length = request.headers[.contentLength].flatMap(Int.init), length > configuration.maxBodyBytes {
             throw CollectorHTTPError(.contentTooLarge, message: "the body is \(length) bytes; the limit is \(configuration.maxBodyBytes)")
@@ -108,9 +110,13 @@ struct CollectorRoutes: Sendable {
         do {
             result = try await store.store(batch, app: app, receivedAt: Int64(Date().timeIntervalSince1970 * 1000))
         } catch {
-            // Nothing was stored (the transaction rolled back); the sender will retry.
+            // Nothing was stored (the transaction rolled back); the sender will retry. The
+            // server's own fault: an error line, once a minute with a count, and /health says so.
+            health.failed("the event store cannot write: \(error)")
+            problems.log("store", level: .error, logger: logger, "the event store could not store a batch; answering 503: \(error)")
             throw CollectorHTTPError(.serviceUnavailable, message: "the event store is unavailable; retry later", headers: [.retryAfter: "5"])
         }
+        health.succeeded()
         var out = JSONWriter(capacity: 128)
         out.writeLiteral("{"); out.writeKey("batch_id"); out.writeUUID(batch.id)
         out.writeLiteral(","); out.writeKey("accepted"); out.writeInteger(Int64(result.accepted))
@@ -156,6 +162,20 @@ struct CollectorRoutes: Sendable {
             }
         }
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// `{"status":"ok"}`, or 503 `{"status":"degraded","reason":"…"}` while the store cannot
+    /// write (a full disk, an I/O error): a load balancer stops sending uploads that would fail.
+    private func getHealth() async -> Response {
+        guard let failure = await health.failure(probing: { try await store.probeWrite() }) else {
+            return Self.json(#"{"status":"ok"}"#)
+        }
+        var out = JSONWriter(capacity: 64 + failure.utf8.count)
+        out.writeLiteral("{"); out.writeKey("status"); out.writeString("degraded")
+        out.writeLiteral(","); out.writeKey("reason"); out.writeString(failure)
+        out.writeLiteral("}")
+        return Response(status: .serviceUnavailable, headers: [.contentType: "application/json", .retryAfter: "5"],
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: out.bytes)))
     }
 
     private func getReport(_ request: Request) async throws -> Response {

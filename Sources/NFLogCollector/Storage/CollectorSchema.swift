@@ -81,5 +81,12 @@ enum CollectorSchema {
                 reason TEXT NOT NULL
             );
             """),
+        SQLiteMigration(version: 3, name: "the write probe of /health", sql: """
+            CREATE TABLE write_probe (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                at_ms INTEGER NOT NULL,
+                padding BLOB NOT NULL  -- about a batch's worth of pages, rewritten by each probe
+            );
+            """),
     ]
 }

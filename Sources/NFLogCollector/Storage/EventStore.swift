@@ -62,6 +62,9 @@ public protocol EventStore: Sendable {
     func apps() async throws -> [String]
     /// Every stored event (of one app, or all), oldest first, one JSON object per line.
     func exportEvents(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws
+    /// Commits a tiny write of the store's own, to tell whether a batch could be stored now:
+    /// `/health` asks while writes are failing, to see when they can succeed again.
+    func probeWrite() async throws
     /// Closes the store; later calls fail.
     func close() async
 }

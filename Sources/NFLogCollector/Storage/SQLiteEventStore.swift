@@ -294,6 +294,17 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         try await onQueue { connection, _ in try EventExporter.export(connection, app: app, line: line) }
     }
 
+    public func probeWrite() async throws {
+        try await onQueue { connection, _ in
+            // A batch's worth of new pages (256 KiB), not one row that fits in a page already
+            // there: a nearly full disk takes a row and refuses a batch.
+            try connection.execute("""
+                INSERT INTO write_probe (id, at_ms, padding) VALUES (1, \(Int64(Date().timeIntervalSince1970 * 1000)), randomblob(262144))
+                ON CONFLICT (id) DO UPDATE SET at_ms = excluded.at_ms, padding = excluded.padding
+                """)
+        }
+    }
+
     public func close() async {
         await withCheckedContinuation { continuation in
             queue.async {

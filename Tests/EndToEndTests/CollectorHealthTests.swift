@@ -1,0 +1,95 @@
+import Foundation
+import NFLogger
+import Testing
+
+@Suite("The collector's health")
+struct CollectorHealthTests {
+    /// `nflog-collector serve` under a file-size limit of `kilobytes` (the shell's `ulimit -f`,
+    /// with SIGXFSZ ignored so a write past it fails with EFBIG instead of killing the process):
+    /// a disk that fills up, for this process only.
+    final class LimitedCollector: Sendable {
+        let process: Process
+        let url: URL
+        let errors: Pipe
+
+        init(kilobytes: Int, database: URL) async throws {
+            let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+                .appendingPathComponent("nflog-collector")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = ["-c", "ulimit -f \(kilobytes); trap '' XFSZ; exec \"$0\" serve --port 0 --db \"$1\"",
+                                 executable.path, database.path]
+            let output = Pipe(), errors = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            let first = await Child.offPool { () -> String in
+                var line: [UInt8] = []
+                while let byte = try? output.fileHandleForReading.read(upToCount: 1), let character = byte.first, character != 10 {
+                    line.append(character)
+                }
+                return String(decoding: line, as: UTF8.self)
+            }
+            guard first.hasPrefix("listening on "), let url = URL(string: String(first.dropFirst("listening on ".count))) else {
+                process.terminate()
+                throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the collector said '\(first)'"])
+            }
+            self.process = process
+            self.url = url
+            self.errors = errors
+        }
+
+        /// Stops it and returns what it logged.
+        func stop() async -> String {
+            process.terminate()
+            return await Child.offPool {
+                let data = self.errors.fileHandleForReading.readDataToEndOfFile()
+                self.process.waitUntilExit()
+                return String(decoding: data, as: UTF8.self)
+            }
+        }
+    }
+
+    /// A batch of `count` events with fresh uuids, each with a 400-byte parameter.
+    static func batch(_ count: Int) -> Data {
+        let session = UUID().uuidString.lowercased()
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let events = (0..<count).map { index in
+            #"{"uuid":"\#(UUID().uuidString.lowercased())","session":"\#(session)","name":"disk.fill","kind":"point","type":"event","timestamp":\#(now + Int64(index)),"parameters":{"pad":"\#(String(repeating: "x", count: 400))"}}"#
+        }
+        return Data(#"{"version":1,"batch_id":"\#(UUID().uuidString.lowercased())","sent_at":\#(now),"sdk":{"name":"NFLogger","version":"0.1.0"},"context":{"app_id":"com.example.disk","app_version":"1.0","os_name":"Linux","os_version":"6","locale":"en","sessions":[{"id":"\#(session)","started_at":\#(now)}]},"events":[\#(events.joined(separator: ","))]}"#.utf8)
+    }
+
+    @Test("A full disk: uploads get 503 with Retry-After, /health says degraded (503) with the reason, the log says why once, not per request")
+    func fullDisk() async throws {
+        let scratch = Scratch()
+        let collector = try await LimitedCollector(kilobytes: 2_048, database: scratch.url.appendingPathComponent("collector.sqlite"))
+        let transport = DefaultHTTPTransport()
+        defer { transport.shutdown() }
+        #expect(try await transport.send(HTTPRequest(url: collector.url.appendingPathComponent("health"), method: "GET", headers: [:], body: Data())).status == 200)
+
+        var refused: HTTPResponse?
+        for _ in 0..<100 {
+            let response = try await transport.send(HTTPRequest(url: collector.url.appendingPathComponent("v1/events"), method: "POST",
+                headers: ["X-NFLog-Key": "dev-key", "Content-Type": "application/json"], body: Self.batch(500)))
+            if response.status != 200 { refused = response; break }
+        }
+        let full = try #require(refused, "2 MiB never filled up")
+        #expect(full.status == 503 && full.header("Retry-After") != nil)
+        // More refusals, to see that the log does not repeat itself.
+        for _ in 0..<5 {
+            _ = try await transport.send(HTTPRequest(url: collector.url.appendingPathComponent("v1/events"), method: "POST",
+                headers: ["X-NFLog-Key": "dev-key", "Content-Type": "application/json"], body: Self.batch(500)))
+        }
+
+        let health = try await transport.send(HTTPRequest(url: collector.url.appendingPathComponent("health"), method: "GET", headers: [:], body: Data()))
+        #expect(health.status == 503)
+        let body = try JSONSerialization.jsonObject(with: health.body) as? [String: Any]
+        #expect(body?["status"] as? String == "degraded")
+        #expect((body?["reason"] as? String)?.contains("cannot write") == true, "\(String(describing: body))")
+
+        let log = await collector.stop()
+        let lines = log.split(separator: "\n").filter { $0.contains("could not store a batch") }
+        #expect(lines.count == 1, "\(log)")
+    }
+}
