@@ -49,11 +49,25 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The PEM private key of --tls-cert.")
     var tlsKey: String?
 
+    @Option(help: "Connections open at once; past it a new one is closed at once (logged once a minute). Default: the descriptor limit (raised to its hard maximum at start) less 256.")
+    var maxConnections: Int?
+
+    @Option(help: "Seconds a connection may go without a complete request head, from when it opened or the previous answer (idle and slow heads alike).")
+    var requestHeadTimeoutS: Double = 30
+
+    @Option(help: "The slowest body accepted, in bytes per second: a body has 10 s plus its length at this rate.")
+    var minBodyRate: Int = 16 * 1024
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard rateLimit.isFinite, rateLimit >= 0 else { throw ValidationError("--rate-limit must be 0 (no limit) or more") }
         guard rateBurst.map({ $0 >= 1 }) ?? true else { throw ValidationError("--rate-burst must be at least 1") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
+        guard maxConnections.map({ $0 >= 1 }) ?? true else { throw ValidationError("--max-connections must be at least 1") }
+        guard requestHeadTimeoutS.isFinite, requestHeadTimeoutS > 0, requestHeadTimeoutS <= 3_600 else {
+            throw ValidationError("--request-head-timeout-s must be more than 0 and at most 3600")
+        }
+        guard minBodyRate >= 1 else { throw ValidationError("--min-body-rate must be at least 1 byte per second") }
     }
 
     func run() async throws {
@@ -61,6 +75,10 @@ struct Serve: AsyncParsableCommand {
         var configuration = CollectorConfiguration()
         configuration.host = host
         configuration.port = port
+        ConnectionLimits.raiseDescriptorLimit()
+        configuration.connections.maxConnections = maxConnections ?? ConnectionLimits.defaultMaxConnections
+        configuration.connections.requestHeadTimeout = .milliseconds(Int64(requestHeadTimeoutS * 1_000))
+        configuration.connections.minBodyBytesPerSecond = minBodyRate
         if rateLimit > 0 {
             configuration.rateLimit = try RateLimit(requestsPerSecond: rateLimit, burst: rateBurst)
         }

@@ -112,7 +112,7 @@ enum RawHTTP {
     }
 
     /// A blocking socket connected to 127.0.0.1:`port`, with 10 s send and receive timeouts.
-    private static func connected(port: Int) throws -> Int32 {
+    static func connected(port: Int) throws -> Int32 {
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else

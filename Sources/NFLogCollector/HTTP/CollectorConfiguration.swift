@@ -28,6 +28,8 @@ public struct CollectorConfiguration: Sendable {
     public var rateLimit: RateLimit?
     /// When set, the collector serves HTTPS only, with this certificate and key.
     public var tls: CollectorTLS?
+    /// How many connections at once, and how long and how slowly each may take.
+    public var connections = ConnectionLimits()
 
     public init() {}
 

@@ -43,11 +43,14 @@ public final class CollectorServer: Sendable {
         CollectorRoutes(store: store, configuration: configuration).register(on: router)
         let host = configuration.host
         let scheme = configuration.tls == nil ? "http" : "https"
-        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [ContinueHandler()])
+        let admission = ConnectionAdmission(maxConnections: configuration.connections.maxConnections)
+        let (limits, maxBody) = (configuration.connections, configuration.maxBodyBytes)
+        let http1 = HTTPServerBuilder { responder in
+            LimitedHTTP1Channel(responder: responder, limits: limits, maxBodyBytes: maxBody, admission: admission)
+        }
         let app = Application(
             router: router,
-            server: try configuration.tls.map { try .tls(.http1(configuration: http1), tlsConfiguration: $0.configuration) }
-                ?? .http1(configuration: http1),
+            server: try configuration.tls.map { try .tls(http1, tlsConfiguration: $0.configuration) } ?? http1,
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: "nflog-collector"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0

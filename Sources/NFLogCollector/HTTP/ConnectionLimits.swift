@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What one connection may cost the collector: a server on the internet meets clients that
+/// open connections and send nothing, send a header a byte a second, or start a body and stall.
+public struct ConnectionLimits: Sendable, Equatable {
+    /// Connections open at once; past it a new connection is closed as soon as it is accepted
+    /// (not queued), and that is logged once a minute with a count. Default: the process's
+    /// descriptor limit less 256 for the database, logs and outgoing sockets, so the limit, not
+    /// the descriptor table, is what runs out.
+    public var maxConnections = ConnectionLimits.defaultMaxConnections
+    /// How long a connection may go without a complete request head: from when it opened, or
+    /// from the end of the previous response. It covers a connection left idle and a head sent
+    /// slowly (slowloris) alike. Default: 30 s.
+    public var requestHeadTimeout: Duration = .seconds(30)
+    /// A body must arrive at least this fast: once the head is in, the whole body has
+    /// `bodyGrace` plus its declared length (or, for a chunked body, the largest allowed) at
+    /// this rate. Default: 16 KiB/s (a 4 MiB upload has 4 min 26 s).
+    public var minBodyBytesPerSecond = 16 * 1024
+    /// See ``minBodyBytesPerSecond``. Default: 10 s.
+    public var bodyGrace: Duration = .seconds(10)
+
+    public init() {}
+
+    /// The descriptor limit (RLIMIT_NOFILE, soft) less 256, at least 64.
+    public static var defaultMaxConnections: Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 768 }
+        return max(64, Int(clamping: limit.rlim_cur) - 256)
+    }
+
+    /// Raises the soft descriptor limit to the hard one, as servers do at start: the default of
+    /// 1,024 on many systems is far below what a collector faces. Returns the new soft limit.
+    @discardableResult
+    public static func raiseDescriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1_024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// How long a body of `length` bytes (nil: chunked, up to `maxBytes`) may take.
+    func bodyDeadline(length: Int?, maxBytes: Int) -> Duration {
+        let bytes = Double(length ?? maxBytes)
+        return bodyGrace + .seconds(bytes / Double(max(1, minBodyBytesPerSecond)))
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import NFLogCollector
+import NFLogSupport
+import NFLoggerTesting
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Blocking socket work on a thread of its own, off Swift's cooperative pool.
+private func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { done in Thread { done.resume(returning: work()) }.start() }
+}
+
+/// Seconds until the server closes `fd` (recv returns 0 or fails), or nil if it is still open
+/// after `limit` seconds. Sends `trickle` one byte every `interval` meanwhile, if given.
+/// `since`: when the connection was opened (a loaded machine may start this thread late).
+private func secondsUntilClosed(_ fd: Int32, since start: Date = Date(), limit: Double, trickle: [UInt8] = [], interval: Double = 0.2) -> Double? {
+    var pending = trickle[...]
+    var timeout = timeval(tv_sec: 0, tv_usec: Int(interval * 1_000_000))
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while Date().timeIntervalSince(start) < limit {
+        if let byte = pending.popFirst() { _ = [byte].withUnsafeBytes { send(fd, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) } }
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) { return Date().timeIntervalSince(start) }
+    }
+    return nil
+}
+
+@Suite("Connection limits on real sockets")
+struct ConnectionLimitTests {
+    static func collector(_ change: (inout ConnectionLimits) -> Void) async throws -> TestCollector {
+        var configuration = CollectorConfiguration()
+        change(&configuration.connections)
+        return try await TestCollector.start(configuration: configuration)
+    }
+
+    @Test("A connection that sends nothing, or a request head a byte at a time, is closed at the head timeout")
+    func idleAndSlowHead() async throws {
+        let collector = try await Self.collector { $0.requestHeadTimeout = .seconds(1) }
+        let port = collector.port
+        let opened = Date()
+        let idle = try RawHTTP.connected(port: port)
+        let slow = try RawHTTP.connected(port: port)
+        defer { close(idle); close(slow) }
+        async let idleClosed = offPool { secondsUntilClosed(idle, since: opened, limit: 5) }
+        async let slowClosed = offPool { secondsUntilClosed(slow, since: opened, limit: 5, trickle: Array("POST /v1/events HTTP/1.1\r\nHost: x\r\nX-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaa".utf8)) }
+        let (a, b) = await (idleClosed, slowClosed)
+        #expect(a.map { $0 >= 0.8 && $0 < 3 } == true, "idle: closed after \(String(describing: a)) s")
+        #expect(b.map { $0 >= 0.8 && $0 < 3 } == true, "slow head: closed after \(String(describing: b)) s")
+        // A connection used and then left idle between requests goes the same way.
+        let health = try await RawHTTP.exchange(port: port, head: "GET /health HTTP/1.1\r\nHost: x")
+        #expect(health.status == 200)
+        await collector.stop()
+    }
+
+    @Test("A body slower than the minimum rate is cut off at its deadline (grace + length at the rate); one at speed is stored")
+    func slowBody() async throws {
+        let collector = try await Self.collector {
+            $0.bodyGrace = .milliseconds(500)
+            $0.minBodyBytesPerSecond = 1_000_000  // 100,000 bytes: 0.6 s in all
+        }
+        let opened = Date()
+        let fd = try RawHTTP.connected(port: collector.port)
+        defer { close(fd) }
+        let head = Array("POST /v1/events HTTP/1.1\r\nHost: x\r\n\(WireProtocol.appKeyHeader): \(TestCollector.appKey)\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{".utf8)
+        _ = head.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        let closed = await offPool { secondsUntilClosed(fd, since: opened, limit: 5) }
+        #expect(closed.map { $0 >= 0.4 && $0 < 3 } == true, "closed after \(String(describing: closed)) s")
+        #expect(try await collector.stats().eventsStored == 0)
+        let body = Array(BatchFixtures.batch(events: [BatchFixtures.point(UUID().uuidString.lowercased())]).utf8)
+        let atSpeed = try await RawHTTP.exchange(port: collector.port, head: "POST /v1/events HTTP/1.1\r\nHost: x\r\n\(WireProtocol.appKeyHeader): \(TestCollector.appKey)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)", body: body)
+        let stored = try await collector.stats().eventsStored
+        #expect(atSpeed.status == 200 && stored == 1)
+        await collector.stop()
+    }
+
+    @Test("Past --max-connections a new connection is closed at once; the ones inside the limit are served; a place frees when one closes")
+    func connectionCap() async throws {
+        let collector = try await Self.collector { $0.maxConnections = 5 }
+        let port = collector.port
+        let held = try (0..<4).map { _ in try RawHTTP.connected(port: port) }
+        try await Task.sleep(for: .milliseconds(100))
+        // The fifth place is free: a request is served.
+        #expect(try await RawHTTP.exchange(port: port, head: "GET /health HTTP/1.1\r\nHost: x").status == 200)
+        let fifth = try RawHTTP.connected(port: port)
+        try await Task.sleep(for: .milliseconds(100))
+        let sixth = try RawHTTP.connected(port: port)
+        let refused = await offPool { secondsUntilClosed(sixth, limit: 3) }
+        #expect(refused.map { $0 < 1 } == true, "over the limit: closed after \(String(describing: refused)) s")
+        close(sixth)
+        close(fifth)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(try await RawHTTP.exchange(port: port, head: "GET /health HTTP/1.1\r\nHost: x").status == 200)
+        held.forEach { close($0) }
+        await collector.stop()
+    }
+
+    @Test("Thousands of idle connections: /health and an upload still answer within 100 ms")
+    func manyIdleConnections() async throws {
+        let limit = ConnectionLimits.raiseDescriptorLimit()
+        // Both ends live in this process: two descriptors per connection, and room for the rest.
+        let count = min(2_000, (limit - 512) / 2)  // 20,000 against a release build: see the README
+        #expect(count >= 400, "the descriptor limit (\(limit)) leaves room for only \(count) connections")
+        let collector = try await TestCollector.start()
+        let port = collector.port
+        let opening = ContinuousClock.now
+        let idle = await offPool { (0..<count).compactMap { _ in try? RawHTTP.connected(port: port) } }
+        print("manyIdleConnections: opened \(idle.count) in \(ContinuousClock.now - opening)")
+        #expect(idle.count == count)
+        try await Task.sleep(for: .milliseconds(300))
+
+        var start = ContinuousClock.now
+        #expect(try await RawHTTP.exchange(port: port, head: "GET /health HTTP/1.1\r\nHost: x").status == 200)
+        let health = ContinuousClock.now - start
+        let body = Array(BatchFixtures.batch(events: [BatchFixtures.point(UUID().uuidString.lowercased())]).utf8)
+        start = ContinuousClock.now
+        let upload = try await RawHTTP.exchange(port: port, head: "POST /v1/events HTTP/1.1\r\nHost: x\r\n\(WireProtocol.appKeyHeader): \(TestCollector.appKey)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)", body: body)
+        let uploadTime = ContinuousClock.now - start
+        #expect(upload.status == 200)
+        #expect(health < .milliseconds(100) && uploadTime < .milliseconds(100), "with \(idle.count) idle connections: /health \(health), upload \(uploadTime)")
+        print("manyIdleConnections: \(idle.count) idle connections; /health \(health), upload \(uploadTime)")
+        let closing = ContinuousClock.now
+        idle.forEach { close($0) }  // before stopping: a graceful stop waits for open connections
+        await collector.stop()
+        print("manyIdleConnections: closed and stopped in \(ContinuousClock.now - closing)")
+    }
+}
