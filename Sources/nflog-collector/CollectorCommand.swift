@@ -58,6 +58,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The slowest body accepted, in bytes per second: a body has 10 s plus its length at this rate.")
     var minBodyRate: Int = 16 * 1024
 
+    @Option(help: "Bytes of upload bodies received at once, over all connections; past it an upload waits 0.2 s, then gets 503 with Retry-After and the connection closes.")
+    var maxInflightBytes: Int = 64 * 1024 * 1024
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard rateLimit.isFinite, rateLimit >= 0 else { throw ValidationError("--rate-limit must be 0 (no limit) or more") }
@@ -68,6 +71,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--request-head-timeout-s must be more than 0 and at most 3600")
         }
         guard minBodyRate >= 1 else { throw ValidationError("--min-body-rate must be at least 1 byte per second") }
+        guard maxInflightBytes >= 1 << 20 else { throw ValidationError("--max-inflight-bytes must be at least 1048576 (1 MiB)") }
     }
 
     func run() async throws {
@@ -79,6 +83,7 @@ struct Serve: AsyncParsableCommand {
         configuration.connections.maxConnections = maxConnections ?? ConnectionLimits.defaultMaxConnections
         configuration.connections.requestHeadTimeout = .milliseconds(Int64(requestHeadTimeoutS * 1_000))
         configuration.connections.minBodyBytesPerSecond = minBodyRate
+        configuration.maxInflightBodyBytes = maxInflightBytes
         if rateLimit > 0 {
             configuration.rateLimit = try RateLimit(requestsPerSecond: rateLimit, burst: rateBurst)
         }

@@ -84,6 +84,7 @@ struct ConnectionLimitTests {
         try await Task.sleep(for: .milliseconds(100))
         // The fifth place is free: a request is served.
         #expect(try await RawHTTP.exchange(port: port, head: "GET /health HTTP/1.1\r\nHost: x").status == 200)
+        try await Task.sleep(for: .milliseconds(300))  // until the server has seen that one close
         let fifth = try RawHTTP.connected(port: port)
         try await Task.sleep(for: .milliseconds(100))
         let sixth = try RawHTTP.connected(port: port)
@@ -125,5 +126,36 @@ struct ConnectionLimitTests {
         idle.forEach { close($0) }  // before stopping: a graceful stop waits for open connections
         await collector.stop()
         print("manyIdleConnections: closed and stopped in \(ContinuousClock.now - closing)")
+    }
+}
+
+@Suite("Memory per upload")
+struct BodyBudgetTests {
+    @Test("Past --max-inflight-bytes an upload waits a moment, then gets 503 with Retry-After and the connection closes; the room comes back when a body is done with")
+    func inflightBytes() async throws {
+        var configuration = CollectorConfiguration()
+        configuration.maxInflightBodyBytes = 1_000_000
+        let collector = try await TestCollector.start(configuration: configuration)
+        let port = collector.port
+        let head = "POST /v1/events HTTP/1.1\r\nHost: x\r\n\(WireProtocol.appKeyHeader): \(TestCollector.appKey)\r\nContent-Type: application/json"
+        // The first declares 600,000 bytes and stalls after one: it holds its room.
+        let first = try RawHTTP.connected(port: port)
+        let stalled = Array((head + "\r\nContent-Length: 600000\r\n\r\n{").utf8)
+        _ = stalled.withUnsafeBytes { send(first, $0.baseAddress, $0.count, 0) }
+        try await Task.sleep(for: .milliseconds(300))
+
+        let start = ContinuousClock.now
+        let second = try await RawHTTP.exchange(port: port, head: head + "\r\nContent-Length: 600000", body: [UInt8](repeating: 0x20, count: 600_000))
+        let waited = ContinuousClock.now - start
+        #expect(second.status == 503 && second.headers["retry-after"] == "2", "\(second.status) \(String(decoding: second.body, as: UTF8.self))")
+        #expect(waited >= .milliseconds(150), "it waited \(waited) for room first")
+        #expect(second.headers["connection"] == "close", "its unread body is not drained")
+
+        close(first)
+        try await Task.sleep(for: .milliseconds(300))
+        let body = Array(BatchFixtures.batch(events: [BatchFixtures.point(UUID().uuidString.lowercased())]).utf8)
+        let third = try await RawHTTP.exchange(port: port, head: head + "\r\nContent-Length: \(body.count)", body: body)
+        #expect(third.status == 200)
+        await collector.stop()
     }
 }

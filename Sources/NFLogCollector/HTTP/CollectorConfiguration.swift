@@ -11,6 +11,10 @@ public struct CollectorConfiguration: Sendable {
     public var keys = AppKeys.development
     /// The largest request body accepted as sent (compressed or not). Default: 4 MiB.
     public var maxBodyBytes = 4 * 1024 * 1024
+    /// The bytes of upload bodies received at once, over all connections; past it an upload
+    /// waits 0.2 s for room, then gets 503 with `Retry-After` and the connection closes, its body
+    /// unread. Default: 64 MiB.
+    public var maxInflightBodyBytes = 64 * 1024 * 1024
     /// The largest body accepted once inflated, against gzip bombs. Default: 16 MiB.
     public var maxInflatedBytes = 16 * 1024 * 1024
     /// The most events one batch may hold. Default: 10,000.

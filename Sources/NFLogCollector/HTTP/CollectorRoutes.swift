@@ -23,11 +23,17 @@ struct CollectorRoutes: Sendable {
     let problems = ThrottledLog(interval: .seconds(60))
     /// Whether the store could write at the last try; what `/health` reports.
     let health = StoreHealth()
+    /// The bytes of upload bodies held at once.
+    let bodies: BodyBudget
+    /// How long an upload waits for room in ``bodies``. Short: while it waits, the first parts of
+    /// its body are read into memory (a few hundred KiB), which a crowd of them would multiply.
+    static let bodyPatience: Duration = .milliseconds(200)
 
     init(store: any EventStore, configuration: CollectorConfiguration) {
         self.store = store
         self.configuration = configuration
         self.limiter = configuration.rateLimit.map { RateLimiter(limit: $0, keys: configuration.keys.count) }
+        self.bodies = BodyBudget(capacity: configuration.maxInflightBodyBytes)
         var decoder = BatchDecoder()
         decoder.maxEvents = configuration.maxEventsPerBatch
         self.decoder = decoder
@@ -66,16 +72,21 @@ struct CollectorRoutes: Sendable {
 
     private func postEvents(_ request: Request, logger: Logger) async throws -> Response {
         let app = try authenticate(request)
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > configuration.maxBodyBytes {
+        let declared = request.headers[.contentLength].flatMap(Int.init)
+        if let length = declared, length > configuration.maxBodyBytes {
             throw CollectorHTTPError(.contentTooLarge, message: "the body is \(length) bytes; the limit is \(configuration.maxBodyBytes)")
         }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
-        } catch is NIOTooManyBytesError {
-            throw CollectorHTTPError(.contentTooLarge, message: "the body is larger than \(configuration.maxBodyBytes) bytes")
+        // Room for the body before a byte of it is read; held until the answer.
+        let reserved = max(0, declared ?? configuration.maxBodyBytes)
+        guard await bodies.reserve(reserved, patience: Self.bodyPatience) else {
+            problems.log("bodies", level: .warning, logger: logger,
+                         "refusing uploads: \(configuration.maxInflightBodyBytes) bytes of bodies are being received (--max-inflight-bytes)")
+            // And the connection closes: its body is left unread, not drained into memory.
+            throw CollectorHTTPError(.serviceUnavailable, message: "the collector is receiving too many uploads at once; retry later",
+                                     headers: [.retryAfter: "2", .connection: "close"])
         }
-        var body = Array(buffer.readableBytesView)
+        defer { bodies.release(reserved) }
+        var body = try await Self.collect(request.body, declared: declared, upTo: configuration.maxBodyBytes)
 
         switch request.headers[.contentEncoding]?.lowercased().trimmingCharacters(in: .whitespaces) {
         case nil, "", "identity":
@@ -192,6 +203,12 @@ struct CollectorRoutes: Sendable {
     /// `{"uuids": [...]}` (at most 10,000) → `{"found": N, "missing": [...]}`: an audit of receipts.
     private func lookup(_ request: Request) async throws -> Response {
         let app = try authenticate(request)
+        let reserved = min(1 << 20, max(0, request.headers[.contentLength].flatMap(Int.init) ?? 1 << 20))
+        guard await bodies.reserve(reserved, patience: Self.bodyPatience) else {
+            throw CollectorHTTPError(.serviceUnavailable, message: "the collector is receiving too many requests at once; retry later",
+                                     headers: [.retryAfter: "2", .connection: "close"])
+        }
+        defer { bodies.release(reserved) }
         let buffer: ByteBuffer
         do { buffer = try await request.body.collect(upTo: 1 << 20) } catch is NIOTooManyBytesError {
             throw CollectorHTTPError(.contentTooLarge, message: "the body is larger than 1048576 bytes")
@@ -225,6 +242,21 @@ struct CollectorRoutes: Sendable {
         }
         out.writeLiteral("]}")
         return Self.json(out.bytes)
+    }
+
+    /// The body's bytes, at most `limit` (413 past it), in one buffer sized from the declared
+    /// length: growing by doubling would hold up to twice a large body while it arrives, and the
+    /// in-flight budget counts it once.
+    static func collect(_ body: RequestBody, declared: Int?, upTo limit: Int) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(min(declared ?? 64 * 1024, limit))
+        for try await part in body {
+            guard bytes.count + part.readableBytes <= limit else {
+                throw CollectorHTTPError(.contentTooLarge, message: "the body is larger than \(limit) bytes")
+            }
+            bytes.append(contentsOf: part.readableBytesView)
+        }
+        return bytes
     }
 
     static func json(_ text: String) -> Response { json(Array(text.utf8)) }
