@@ -159,3 +159,38 @@ struct BodyBudgetTests {
         await collector.stop()
     }
 }
+
+@Suite("Reads beside ingest")
+struct ReadIsolationTests {
+    @Test("A long report runs on its own read connection: uploads made meanwhile are not held up behind it")
+    func reportDoesNotStallIngest() async throws {
+        let collector = try await TestCollector.start()
+        // 200,000 network spans, stored straight through the store (no HTTP), for a report that takes a while.
+        for _ in 0..<200 {
+            let json = BatchFixtures.batch(events: (0..<1_000).map { _ in BatchFixtures.span() })
+            let batch = try BatchDecoder().decode(Array(json.utf8))
+            _ = try await collector.store.store(batch, app: "dev", receivedAt: 1_750_000_000_000)
+        }
+        let client = CollectorClient(collector, key: TestCollector.appKey)
+        let reportStart = ContinuousClock.now
+        async let report = client.send("GET", "v1/report")
+        try await Task.sleep(for: .milliseconds(20))
+        var slowest: Duration = .zero
+        var uploads = 0
+        while ContinuousClock.now - reportStart < .seconds(10) {
+            let start = ContinuousClock.now
+            let response = try await client.post(Array(BatchFixtures.batch(events: [BatchFixtures.point()]).utf8), encoding: nil)
+            #expect(response.status == 200)
+            slowest = max(slowest, ContinuousClock.now - start)
+            uploads += 1
+            if uploads >= 5 { break }
+        }
+        let reportResponse = try await report
+        let reportTime = ContinuousClock.now - reportStart
+        #expect(reportResponse.status == 200)
+        print("reportDoesNotStallIngest: report \(reportTime), slowest of \(uploads) uploads meanwhile \(slowest)")
+        // Behind the report on one connection, an upload would wait for most of it.
+        #expect(slowest < reportTime / 3 || reportTime < .milliseconds(150), "report \(reportTime), slowest upload \(slowest)")
+        await collector.stop()
+    }
+}

@@ -4,13 +4,19 @@ import NFLogSupport
 
 /// The default ``EventStore``: one SQLite file (WAL), created if missing.
 ///
-/// One connection, used only on one serial queue: batches are written one transaction at a time,
-/// which is what SQLite allows anyway, and the async callers wait without blocking a thread.
+/// Two connections, each used only on its own serial queue: the writer stores batches one
+/// transaction at a time (what SQLite allows anyway); the reader answers reports, lookups, the
+/// app list and exports beside it (WAL lets readers run while the writer commits), so a report
+/// over millions of events never holds up an upload. The async callers wait without blocking a
+/// thread.
 public final class SQLiteEventStore: EventStore, @unchecked Sendable {
-    // @unchecked: `connection`, `statements` and `closed` are touched only on `queue`.
+    // @unchecked: `connection` and `statements` are touched only on `queue`; `reader` only on
+    // `readQueue`.
     private let queue = DispatchQueue(label: "nflog-collector.store")
     private var connection: SQLiteConnection?
     private var statements: Statements?
+    private let readQueue = DispatchQueue(label: "nflog-collector.store.read")
+    private var reader: SQLiteConnection?
     public let path: String
 
     /// Opens (creating if needed) and migrates the database at `path`.
@@ -25,6 +31,10 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         try SQLiteMigrator.migrate(connection, CollectorSchema.migrations)
         self.statements = try Statements(connection)
         self.connection = connection
+        // After the writer made the file WAL and migrated it; read-only by construction.
+        let reader = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
+        try reader.execute("PRAGMA query_only = 1")
+        self.reader = reader
     }
 
     /// `PRAGMA synchronous` of the store's connection (2: FULL), for the test that holds the
@@ -97,6 +107,17 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                     return continuation.resume(throwing: SQLiteError(code: 21, message: "the store is closed"))
                 }
                 continuation.resume(with: Result { try body(connection, statements) })
+            }
+        }
+    }
+
+    private func onReadQueue<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            readQueue.async {
+                guard let reader = self.reader else {
+                    return continuation.resume(throwing: SQLiteError(code: 21, message: "the store is closed"))
+                }
+                continuation.resume(with: Result { try body(reader) })
             }
         }
     }
@@ -231,7 +252,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
 
     public func report(app: String) async throws -> AnalyticsReport {
         let stats = try await stats(app: app)
-        return try await onQueue { connection, _ in try Self.analyse(connection, app: app, stats: stats) }
+        return try await onReadQueue { connection in try Self.analyse(connection, app: app, stats: stats) }
     }
 
     static func analyse(_ c: SQLiteConnection, app: String, stats: CollectorStats) throws(SQLiteError) -> AnalyticsReport {
@@ -272,7 +293,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     }
 
     public func storedIDs(app: String, among ids: [UUID]) async throws -> Set<UUID> {
-        try await onQueue { connection, _ in
+        try await onReadQueue { connection in
             let find = try connection.prepare("SELECT 1 FROM events WHERE app = ? AND uuid = ?")
             var found = Set<UUID>()
             for id in ids {
@@ -285,13 +306,13 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     }
 
     public func apps() async throws -> [String] {
-        try await onQueue { connection, _ in
+        try await onReadQueue { connection in
             try connection.prepare("SELECT app FROM totals ORDER BY app").collect { $0.text(at: 0) ?? "" }
         }
     }
 
     public func exportEvents(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
-        try await onQueue { connection, _ in try EventExporter.export(connection, app: app, line: line) }
+        try await onReadQueue { connection in try EventExporter.export(connection, app: app, line: line) }
     }
 
     public func probeWrite() async throws {
@@ -310,7 +331,10 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
             queue.async {
                 self.statements = nil
                 self.connection = nil
-                continuation.resume()
+                self.readQueue.async {
+                    self.reader = nil
+                    continuation.resume()
+                }
             }
         }
     }
