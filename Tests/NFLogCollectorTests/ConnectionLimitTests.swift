@@ -64,13 +64,13 @@ struct ConnectionLimitTests {
         let opened = Date()
         let fd = try RawHTTP.connected(port: collector.port)
         defer { close(fd) }
-        let head = Array("POST /v1/events HTTP/1.1\r\nHost: x\r\n\(WireProtocol.appKeyHeader): \(TestCollector.appKey)\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{".utf8)
+        let head = Array((RawHTTP.uploadHead + "\r\nContent-Length: 100000\r\n\r\n{").utf8)
         _ = head.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
         let closed = await offPool { secondsUntilClosed(fd, since: opened, limit: 5) }
         #expect(closed.map { $0 >= 0.4 && $0 < 3 } == true, "closed after \(String(describing: closed)) s")
         #expect(try await collector.stats().eventsStored == 0)
         let body = Array(BatchFixtures.batch(events: [BatchFixtures.point(UUID().uuidString.lowercased())]).utf8)
-        let atSpeed = try await RawHTTP.exchange(port: collector.port, head: "POST /v1/events HTTP/1.1\r\nHost: x\r\n\(WireProtocol.appKeyHeader): \(TestCollector.appKey)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)", body: body)
+        let atSpeed = try await RawHTTP.exchange(port: collector.port, head: RawHTTP.uploadHead + "\r\nContent-Length: \(body.count)", body: body)
         let stored = try await collector.stats().eventsStored
         #expect(atSpeed.status == 200 && stored == 1)
         await collector.stop()
@@ -117,7 +117,7 @@ struct ConnectionLimitTests {
         let health = ContinuousClock.now - start
         let body = Array(BatchFixtures.batch(events: [BatchFixtures.point(UUID().uuidString.lowercased())]).utf8)
         start = ContinuousClock.now
-        let upload = try await RawHTTP.exchange(port: port, head: "POST /v1/events HTTP/1.1\r\nHost: x\r\n\(WireProtocol.appKeyHeader): \(TestCollector.appKey)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)", body: body)
+        let upload = try await RawHTTP.exchange(port: port, head: RawHTTP.uploadHead + "\r\nContent-Length: \(body.count)", body: body)
         let uploadTime = ContinuousClock.now - start
         #expect(upload.status == 200)
         #expect(health < .milliseconds(100) && uploadTime < .milliseconds(100), "with \(idle.count) idle connections: /health \(health), upload \(uploadTime)")
@@ -137,7 +137,7 @@ struct BodyBudgetTests {
         configuration.maxInflightBodyBytes = 1_000_000
         let collector = try await TestCollector.start(configuration: configuration)
         let port = collector.port
-        let head = "POST /v1/events HTTP/1.1\r\nHost: x\r\n\(WireProtocol.appKeyHeader): \(TestCollector.appKey)\r\nContent-Type: application/json"
+        let head = RawHTTP.uploadHead
         // The first declares 600,000 bytes and stalls after one: it holds its room.
         let first = try RawHTTP.connected(port: port)
         let stalled = Array((head + "\r\nContent-Length: 600000\r\n\r\n{").utf8)

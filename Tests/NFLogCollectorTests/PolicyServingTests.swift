@@ -83,7 +83,7 @@ struct CollectorLogTests {
         var logger = Logger(label: "nflog-collector") { _ in CapturingHandler(lines: lines) }
         logger.logLevel = .warning
         let collector = try await TestCollector.start(logger: logger)
-        let head = "POST /v1/events HTTP/1.1\r\nHost: x\r\n\(WireProtocol.appKeyHeader): \(TestCollector.appKey)\r\nContent-Type: application/json\r\n"
+        let head = RawHTTP.uploadHead + "\r\n"
         for _ in 0..<20 {
             try await RawHTTP.abandon(port: collector.port, bytes: Array((head + "Content-Length: 100000\r\n\r\n{\"version\":1").utf8))
             try await RawHTTP.abandon(port: collector.port, bytes: Array((head + "Transfer-Encoding: chunked\r\n\r\n10\r\n0123456789").utf8))
@@ -103,7 +103,7 @@ struct HTTPDetailTests {
     @Test("Expect: 100-continue is answered at once, so a client sends its body without waiting; the final answer follows")
     func continueAnswered() async throws {
         let collector = try await TestCollector.start()
-        let head = "POST /v1/events HTTP/1.1\r\nHost: x\r\n\(WireProtocol.appKeyHeader): \(TestCollector.appKey)\r\nContent-Type: application/json"
+        let head = RawHTTP.uploadHead
         let body = Array(BatchFixtures.batch(events: [BatchFixtures.point(UUID().uuidString.lowercased())]).utf8)
         // The client sends no body before an answer: without the 100 it would wait for its
         // timeout (curl: a second; this client: 10 s, then fails).

@@ -1,4 +1,6 @@
 import Foundation
+import NFLogSupport
+import NFLoggerTesting
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -16,6 +18,10 @@ enum RawHTTP {
         /// Whether the body is all there (as long as its Content-Length).
         var isComplete: Bool { headers["content-length"].flatMap(Int.init).map { body.count >= $0 } ?? false }
     }
+
+    /// The request line and headers of an upload with the test collector's key, without the
+    /// length and the blank line.
+    static let uploadHead = "POST /v1/events HTTP/1.1\r\nHost: x\r\n\(WireProtocol.appKeyHeader): \(TestCollector.appKey)\r\nContent-Type: application/json"
 
     struct Failure: Error, CustomStringConvertible {
         let description: String

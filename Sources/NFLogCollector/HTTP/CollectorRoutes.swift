@@ -49,7 +49,7 @@ struct CollectorRoutes: Sendable {
         router.get(RouterPath(WireProtocol.healthPath)) { _, _ in await getHealth() }
         router.get(RouterPath(WireProtocol.policyPath)) { request, context in try await getPolicy(request, logger: context.logger) }
         router.get(RouterPath(WireProtocol.reportPath)) { request, _ in try await getReport(request) }
-        router.post(RouterPath(WireProtocol.lookupPath)) { request, _ in try await lookup(request) }
+        router.post(RouterPath(WireProtocol.lookupPath)) { request, context in try await lookup(request, logger: context.logger) }
     }
 
     /// The app the request's key belongs to; 401 for a missing or unknown key, then 429 with
@@ -76,16 +76,8 @@ struct CollectorRoutes: Sendable {
         if let length = declared, length > configuration.maxBodyBytes {
             throw CollectorHTTPError(.contentTooLarge, message: "the body is \(length) bytes; the limit is \(configuration.maxBodyBytes)")
         }
-        // Room for the body before a byte of it is read; held until the answer.
-        let reserved = max(0, declared ?? configuration.maxBodyBytes)
-        guard await bodies.reserve(reserved, patience: Self.bodyPatience) else {
-            problems.log("bodies", level: .warning, logger: logger,
-                         "refusing uploads: \(configuration.maxInflightBodyBytes) bytes of bodies are being received (--max-inflight-bytes)")
-            // And the connection closes: its body is left unread, not drained into memory.
-            throw CollectorHTTPError(.serviceUnavailable, message: "the collector is receiving too many uploads at once; retry later",
-                                     headers: [.retryAfter: "2", .connection: "close"])
-        }
-        defer { bodies.release(reserved) }
+        let reserved = try await reserveRoom(for: request, upTo: configuration.maxBodyBytes, refusing: "uploads", logger: logger)
+        defer { bodies.release(reserved) }  // held until the answer
         var body = try await Self.collect(request.body, declared: declared, upTo: configuration.maxBodyBytes)
 
         switch request.headers[.contentEncoding]?.lowercased().trimmingCharacters(in: .whitespaces) {
@@ -201,20 +193,13 @@ struct CollectorRoutes: Sendable {
     }
 
     /// `{"uuids": [...]}` (at most 10,000) → `{"found": N, "missing": [...]}`: an audit of receipts.
-    private func lookup(_ request: Request) async throws -> Response {
+    private func lookup(_ request: Request, logger: Logger) async throws -> Response {
         let app = try authenticate(request)
-        let reserved = min(1 << 20, max(0, request.headers[.contentLength].flatMap(Int.init) ?? 1 << 20))
-        guard await bodies.reserve(reserved, patience: Self.bodyPatience) else {
-            throw CollectorHTTPError(.serviceUnavailable, message: "the collector is receiving too many requests at once; retry later",
-                                     headers: [.retryAfter: "2", .connection: "close"])
-        }
+        let reserved = try await reserveRoom(for: request, upTo: 1 << 20, refusing: "requests", logger: logger)
         defer { bodies.release(reserved) }
-        let buffer: ByteBuffer
-        do { buffer = try await request.body.collect(upTo: 1 << 20) } catch is NIOTooManyBytesError {
-            throw CollectorHTTPError(.contentTooLarge, message: "the body is larger than 1048576 bytes")
-        }
+        let body = try await Self.collect(request.body, declared: request.headers[.contentLength].flatMap(Int.init), upTo: 1 << 20)
         let document: JSONValue
-        do { document = try JSONParser.parse(Array(buffer.readableBytesView)) } catch {
+        do { document = try JSONParser.parse(body) } catch {
             throw CollectorHTTPError(.badRequest, message: "malformed JSON: \(error)")
         }
         guard case .object(let object) = document, case .array(let values)? = object["uuids"], values.count <= 10_000 else {
@@ -242,6 +227,21 @@ struct CollectorRoutes: Sendable {
         }
         out.writeLiteral("]}")
         return Self.json(out.bytes)
+    }
+
+    /// Takes room in ``bodies`` for a request's body before a byte of it is read: its declared
+    /// length, or `limit` when none is declared. The caller gives it back when it has answered.
+    /// No room within ``bodyPatience``: 503 with `Retry-After`, and the connection closes, so the
+    /// body is left unread rather than drained into memory (logged once a minute).
+    private func reserveRoom(for request: Request, upTo limit: Int, refusing what: String, logger: Logger) async throws -> Int {
+        let reserved = min(limit, max(0, request.headers[.contentLength].flatMap(Int.init) ?? limit))
+        guard await bodies.reserve(reserved, patience: Self.bodyPatience) else {
+            problems.log("bodies", level: .warning, logger: logger,
+                         "refusing \(what): \(configuration.maxInflightBodyBytes) bytes of bodies are being received (--max-inflight-bytes)")
+            throw CollectorHTTPError(.serviceUnavailable, message: "the collector is receiving too many \(what) at once; retry later",
+                                     headers: [.retryAfter: "2", .connection: "close"])
+        }
+        return reserved
     }
 
     /// The body's bytes, at most `limit` (413 past it), in one buffer sized from the declared

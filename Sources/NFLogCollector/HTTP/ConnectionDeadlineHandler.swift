@@ -59,8 +59,7 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     private func arm(_ context: ChannelHandlerContext, after delay: Duration) {
         deadline?.cancel()
         let channel = context.channel
-        let nanoseconds = Int64(clamping: delay.components.seconds) &* 1_000_000_000 &+ delay.components.attoseconds / 1_000_000_000
-        deadline = context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+        deadline = context.eventLoop.scheduleTask(in: TimeAmount(delay)) {
             channel.close(promise: nil)
         }
     }

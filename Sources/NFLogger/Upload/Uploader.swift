@@ -239,8 +239,10 @@ final class Uploader: @unchecked Sendable {
     /// The next batch not already in flight, with its compressed body when it is a failed batch
     /// sent again unchanged; or `nil` (nothing ready, or a storage failure, which starts a backoff).
     private func prepareNext() -> (OutgoingBatch, Data?)? {
-        let monotonicNow = clock.monotonicNanoseconds()
-        batchWaits = batchWaits.filter { $0.value > monotonicNow }
+        if !batchWaits.isEmpty {  // the usual case is none: no new dictionary per batch then
+            let monotonicNow = clock.monotonicNanoseconds()
+            batchWaits = batchWaits.filter { $0.value > monotonicNow }
+        }
         if let (rowID, failed) = failedBodies.first(where: { inFlight[$0.key] == nil && batchWaits[$0.key] == nil }) {
             failedBodies[rowID] = nil
             failedBodiesBytes -= failed.body.count
@@ -426,10 +428,18 @@ final class Uploader: @unchecked Sendable {
         batchFailures[batch.rowID] = failures
         let delay = backoff.delay(afterFailures: failures)
         logger.debug("upload failed; retrying the batch later", metadata: ["error": "\(error)", "delay_s": "\(delay.seconds)"])
-        let (until, _) = clock.monotonicNanoseconds().addingReportingOverflow(delay.nanoseconds)
-        batchWaits[batch.rowID] = until
+        let end = endOfWait(delay)
+        batchWaits[batch.rowID] = end.until
         lastError = error
-        nextAttempt = Date(timeIntervalSince1970: Double(clock.wallMilliseconds()) / 1000 + delay.seconds)
+        nextAttempt = end.at
+    }
+
+    /// When a wait of `delay` (at most a week) ends: on the monotonic clock, saturating, for the
+    /// timers; and as the wall time ``nextAttempt`` shows.
+    private func endOfWait(_ delay: Duration) -> (until: UInt64, at: Date) {
+        let nanoseconds = min(delay, .seconds(7 * 86_400)).nanoseconds
+        let (sum, overflow) = clock.monotonicNanoseconds().addingReportingOverflow(nanoseconds)
+        return (overflow ? .max : sum, Date(timeIntervalSince1970: Double(clock.wallMilliseconds()) / 1000 + Double(nanoseconds) / 1e9))
     }
 
     /// Waits as ``Backoff`` says: exponential with full jitter, never less than `Retry-After`.
@@ -445,9 +455,7 @@ final class Uploader: @unchecked Sendable {
     }
 
     private func wait(_ delay: Duration, then phaseUntil: (UInt64) -> Phase, _ error: UploadError) {
-        let nanoseconds = min(delay, .seconds(7 * 86_400)).nanoseconds
-        let (sum, overflow) = clock.monotonicNanoseconds().addingReportingOverflow(nanoseconds)
-        let until = overflow ? .max : sum
+        let (until, at) = endOfWait(delay)
         lastError = error
         // A wait in force is never cut short: a network error on one connection, answered with a
         // short backoff, must not undo the `Retry-After` another batch was just given.
@@ -455,7 +463,7 @@ final class Uploader: @unchecked Sendable {
         if case .paused(let current) = phase, current >= until { return finishFlushes(error) }
         phase = phaseUntil(until)
         gate.close(until: until)
-        nextAttempt = Date(timeIntervalSince1970: Double(clock.wallMilliseconds()) / 1000 + Double(nanoseconds) / 1e9)
+        nextAttempt = at
         armRetryTimer(at: until)
         finishFlushes(error)
     }
