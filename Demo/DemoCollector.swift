@@ -8,23 +8,30 @@ import NFLogger
 final class DemoCollector: Sendable {
     let url: URL
     let appKey: String
+    /// What the demo's report and audit read with: a read token (an app key cannot read), and the
+    /// app to read when the token covers several.
+    let readToken: String
+    let readApp: String?
     /// How the demo itself asks the collector for its report and audit (pinned with --pin-cert).
     let transport: any HTTPTransport
     private let embedded: (server: CollectorServer, store: SQLiteEventStore, task: Task<Void, any Error>, directory: URL)?
 
-    private init(url: URL, appKey: String, transport: any HTTPTransport,
+    private init(url: URL, appKey: String, readToken: String, readApp: String?, transport: any HTTPTransport,
                  embedded: (CollectorServer, SQLiteEventStore, Task<Void, any Error>, URL)?) {
         self.url = url
         self.appKey = appKey
+        self.readToken = readToken
+        self.readApp = readApp
         self.transport = transport
         self.embedded = embedded
     }
 
-    static func remote(_ url: URL, appKey: String, transport: any HTTPTransport) -> DemoCollector {
-        DemoCollector(url: url, appKey: appKey, transport: transport, embedded: nil)
+    static func remote(_ url: URL, appKey: String, readToken: String, readApp: String?, transport: any HTTPTransport) -> DemoCollector {
+        DemoCollector(url: url, appKey: appKey, readToken: readToken, readApp: readApp, transport: transport, embedded: nil)
     }
 
-    /// Starts a collector in this process, serving `policy` to every app.
+    /// Starts a collector in this process, serving `policy` to every app, with a read token of
+    /// its own for app `dev` (made afresh, as `keygen --read-token dev` would).
     static func embedded(policy: Data) async throws -> DemoCollector {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-demo-collector-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -32,6 +39,8 @@ final class DemoCollector: Sendable {
         var configuration = CollectorConfiguration()
         configuration.port = 0
         configuration.policiesDirectory = directory
+        let readToken = ReadTokens.generateToken()
+        configuration.readTokens = ReadTokens([readToken: .apps(["dev"])])
         let store = try SQLiteEventStore(path: directory.appendingPathComponent("collector.sqlite").path)
         let server = try CollectorServer(configuration: configuration, store: store)
         let (urls, continuation) = AsyncStream<URL>.makeStream()
@@ -44,7 +53,7 @@ final class DemoCollector: Sendable {
             try await task.value
             throw DemoError("the embedded collector stopped before listening")
         }
-        return DemoCollector(url: url, appKey: WireProtocol.developmentKey, transport: DefaultHTTPTransport(),
+        return DemoCollector(url: url, appKey: WireProtocol.developmentKey, readToken: readToken, readApp: nil, transport: DefaultHTTPTransport(),
                              embedded: (server, store, task, directory))
     }
 
@@ -74,8 +83,8 @@ final class DemoCollector: Sendable {
             let failure: String
             do {
                 let response = try await transport.send(HTTPRequest(
-                    url: url.appendingPathComponent(path), method: method,
-                    headers: [WireProtocol.appKeyHeader: appKey, "Content-Type": "application/json"], body: body))
+                    url: readURL(path), method: method,
+                    headers: ["Authorization": "Bearer \(readToken)", "Content-Type": "application/json"], body: body))
                 let said = "the collector answered \(response.status) to \(path): \(String(decoding: response.body.prefix(300), as: UTF8.self))"
                 switch response.status {
                 case 200: return response
@@ -96,6 +105,14 @@ final class DemoCollector: Sendable {
             guard attempt < Self.attempts else { throw DemoError("\(failure) (after \(attempt) attempts)") }
             try await Task.sleep(for: .milliseconds(Int(wait * 1_000)))
         }
+    }
+
+    /// `path` on the collector, with `?app=` when the demo was told which app to read.
+    private func readURL(_ path: String) -> URL {
+        let base = url.appendingPathComponent(path)
+        guard let readApp, var components = URLComponents(url: base, resolvingAgainstBaseURL: false) else { return base }
+        components.queryItems = [URLQueryItem(name: "app", value: readApp)]
+        return components.url ?? base
     }
 
     /// The collector's analysis of this app's events.

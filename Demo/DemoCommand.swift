@@ -18,6 +18,12 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "The app key for --collector.")
     var appKey = "dev-key"
 
+    @Option(help: "The read token for --collector's report and lookup audit (an app key cannot read them).")
+    var readToken = "dev-read-token"
+
+    @Option(help: "The app the report and audit read on --collector, when the read token covers several (default: the token's only app).")
+    var readApp: String?
+
     @Option(help: "The policy the embedded collector serves (default: Policies/default.json).")
     var policy: String?
 
@@ -94,7 +100,7 @@ struct DemoCommand: AsyncParsableCommand {
         let transport = DefaultHTTPTransport(timeout: timeout, pinning: pinning)
         let server: DemoCollector
         if let collector, let url = URL(string: collector) {
-            server = .remote(url, appKey: appKey, transport: transport)
+            server = .remote(url, appKey: appKey, readToken: readToken, readApp: readApp, transport: transport)
         } else {
             let path = policy.map { URL(fileURLWithPath: $0) } ?? Self.defaultPolicy
             guard let data = FileManager.default.contents(atPath: path.path) else {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NFLogCollector
+import NFLogSupport
 
 /// A real collector running inside the test process on 127.0.0.1 and an ephemeral port, with its
 /// own SQLite file: for app developers' tests of their logging, and for the SDK's own.
@@ -19,6 +20,9 @@ public final class TestCollector: Sendable {
     public static let appKey = "dev-key"
     /// The app its events are stored under.
     public static let app = "dev"
+    /// The read token the test collector accepts for ``app`` (development mode): stats, report,
+    /// lookup and export over HTTP take it as `Authorization: Bearer …`.
+    public static let readToken = WireProtocol.developmentReadToken
 
     /// The base URL, such as `http://127.0.0.1:43117`.
     public let url: URL

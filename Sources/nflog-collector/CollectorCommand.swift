@@ -28,6 +28,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "A JSON file of accepted app keys, as SHA-256: {\"keys\": [{\"app\": \"…\", \"key_sha256\": \"…\"}]} (keygen --app APP --keys FILE adds one). Without it: development mode, key dev-key, loopback only.")
     var keys: String?
 
+    @Option(help: "A JSON file of accepted read tokens, as SHA-256, each for one app, a list, or every app: {\"tokens\": [{\"apps\": [\"…\"] or \"*\", \"token_sha256\": \"…\"}]} (keygen --read-token APP --read-tokens FILE adds one). They read stats, reports, lookups and exports (Authorization: Bearer); app keys cannot. Without it: only dev-read-token (app dev) in development mode, none otherwise.")
+    var readTokens: String?
+
     @Option(help: "Requests per second allowed per app key (all its devices together), past which the collector answers 429 with Retry-After. 0: no limit.")
     var rateLimit: Double = 100
 
@@ -87,6 +90,12 @@ struct Serve: AsyncParsableCommand {
         if rateLimit > 0 {
             configuration.rateLimit = try RateLimit(requestsPerSecond: rateLimit, burst: rateBurst)
         }
+        if let readTokens {
+            configuration.readTokens = try ReadTokens(contentsOf: URL(fileURLWithPath: readTokens))
+        } else if keys != nil {
+            configuration.readTokens = .none
+            FileHandle.standardError.write(Data("note: no --read-tokens file: stats, reports, lookups and exports cannot be read over HTTP (nflog-collector report/export --db read the file)\n".utf8))
+        }
         if let keys {
             configuration.keys = try AppKeys(contentsOf: URL(fileURLWithPath: keys))
             // Still accepted, so an upgrade does not lock out every app; but the file holds keys that upload.
@@ -101,6 +110,15 @@ struct Serve: AsyncParsableCommand {
                 ************************************************************************
                 * DEVELOPMENT MODE: no --keys file. The only accepted app key is       *
                 * "dev-key", and the collector listens on loopback only.               *
+                ************************************************************************
+
+                """.utf8))
+        }
+        if configuration.readTokens.isDevelopment {
+            FileHandle.standardError.write(Data("""
+                ************************************************************************
+                * DEVELOPMENT READ TOKEN: no --read-tokens file. Anyone on this        *
+                * machine reads app "dev" with "Authorization: Bearer dev-read-token". *
                 ************************************************************************
 
                 """.utf8))
@@ -186,11 +204,14 @@ struct Report: AsyncParsableCommand {
 
 struct Keygen: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Make an app key (--app APP --keys FILE) or an Ed25519 key pair for signing policies (--private-key FILE).",
+        abstract: "Make an app key (--app APP --keys FILE), a read token (--read-token APP --read-tokens FILE) or an Ed25519 key pair for signing policies (--private-key FILE).",
         discussion: """
             --app APP --keys FILE: makes a random app key, adds its SHA-256 to the keys file (created if missing) and \
             prints the key itself once, alone on stdout, for the app's configuration (appKey / "app_key"). The file \
             never holds the key: keep the printed key, it cannot be shown again.
+            --read-token SCOPE --read-tokens FILE: makes a random read token for SCOPE (an app, apps separated by commas, \
+            or * for every app), adds its SHA-256 to the read tokens file (created if missing) and prints the token \
+            once, alone on stdout, for Authorization: Bearer on stats, reports, lookups and exports.
             --private-key FILE: writes an Ed25519 private key for --policy-signing-key and prints its public key for \
             the apps' configuration.
             """)
@@ -201,16 +222,33 @@ struct Keygen: ParsableCommand {
     @Option(help: "The keys file to add the app key's SHA-256 to (with --app).")
     var keys: String?
 
+    @Option(help: "Make a read token for this app, these apps (comma-separated) or * (every app); with --read-tokens.")
+    var readToken: String?
+
+    @Option(help: "The read tokens file to add the token's SHA-256 to (with --read-token).")
+    var readTokens: String?
+
     @Option(help: "Where to write the policy-signing private key (base64, readable by its owner only).")
     var privateKey: String?
 
     func validate() throws {
-        guard (app != nil && keys != nil && privateKey == nil) || (app == nil && keys == nil && privateKey != nil) else {
-            throw ValidationError("give either --app APP --keys FILE (an app key) or --private-key FILE (a policy-signing key pair)")
+        let appKey = app != nil || keys != nil, readAccess = readToken != nil || readTokens != nil, signing = privateKey != nil
+        guard [appKey, readAccess, signing].filter({ $0 }).count == 1,
+              !appKey || (app != nil && keys != nil), !readAccess || (readToken != nil && readTokens != nil) else {
+            throw ValidationError("give one of --app APP --keys FILE (an app key), --read-token APP --read-tokens FILE (a read token) or --private-key FILE (a policy-signing key pair)")
         }
     }
 
     func run() throws {
+        if let readToken, let readTokens {
+            let apps = readToken.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            let scope: ReadScope = readToken.trimmingCharacters(in: .whitespaces) == "*" ? .allApps : .apps(apps)
+            let token = try AppKeysFile.addReadToken(for: scope, to: readTokens)
+            let covered = scope == .allApps ? "every app" : "app(s) " + apps.joined(separator: ", ")
+            FileHandle.standardError.write(Data("added a read token for \(covered) to \(readTokens) (its SHA-256 only); the token, shown this once:\n".utf8))
+            print(token)
+            return
+        }
         if let app, let keys {
             let key = try AppKeysFile.addKey(for: app, to: keys)
             FileHandle.standardError.write(Data("added a key for app \(app) to \(keys) (its SHA-256 only); the key, shown this once:\n".utf8))

@@ -3,15 +3,23 @@ import NFLogSupport
 import NFLogger
 import NFLoggerTesting
 
-/// Requests to a test collector over real HTTP, with a chosen app key.
+/// Requests to a test collector over real HTTP, with a chosen app key and read token.
 struct CollectorClient {
     let url: URL
     var key: String? = TestCollector.appKey
+    /// Sent as `Authorization: Bearer …` when set.
+    var readToken: String?
     let transport = DefaultHTTPTransport()
 
-    init(_ collector: TestCollector, key: String? = TestCollector.appKey) {
+    init(_ collector: TestCollector, key: String? = TestCollector.appKey, readToken: String? = nil) {
         self.url = collector.url
         self.key = key
+        self.readToken = readToken
+    }
+
+    /// A client that reads with `token` and carries no app key.
+    static func reader(_ collector: TestCollector, token: String = TestCollector.readToken) -> CollectorClient {
+        CollectorClient(collector, key: nil, readToken: token)
     }
 
     /// `POST /v1/events`.
@@ -24,6 +32,7 @@ struct CollectorClient {
     func send(_ method: String, _ path: String, body: [UInt8] = [], headers: [String: String] = [:]) async throws -> HTTPResponse {
         var headers = headers
         if let key { headers[WireProtocol.appKeyHeader] = key }
+        if let readToken { headers["Authorization"] = "Bearer \(readToken)" }
         return try await transport.send(HTTPRequest(url: url.appendingPathComponent(path), method: method, headers: headers, body: Data(body)))
     }
 

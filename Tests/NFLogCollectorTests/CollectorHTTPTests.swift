@@ -165,6 +165,9 @@ struct CollectorHTTPTests {
         let store = try SQLiteEventStore(path: FileManager.default.temporaryDirectory.appendingPathComponent("nflog-\(UUID().uuidString).sqlite").path)
         #expect(throws: CollectorError.self) { try CollectorServer(configuration: configuration, store: store) }
         configuration.keys = AppKeys(["a-real-key-123": "shop"])
+        // Real keys, but the development read token still accepted: anyone could read app dev.
+        #expect(throws: CollectorError.self) { try CollectorServer(configuration: configuration, store: store) }
+        configuration.readTokens = ReadTokens(["a-real-read-token": .apps(["shop"])])
         #expect((try? CollectorServer(configuration: configuration, store: store)) != nil)
     }
 

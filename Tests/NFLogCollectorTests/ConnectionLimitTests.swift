@@ -173,7 +173,7 @@ struct ReadIsolationTests {
         }
         let client = CollectorClient(collector, key: TestCollector.appKey)
         let reportStart = ContinuousClock.now
-        async let report = client.send("GET", "v1/report")
+        async let report = CollectorClient.reader(collector).send("GET", "v1/report")
         try await Task.sleep(for: .milliseconds(20))
         var slowest: Duration = .zero
         var uploads = 0

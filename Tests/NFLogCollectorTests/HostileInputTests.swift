@@ -15,6 +15,8 @@ import Testing
 struct HostileInputTests {
     static let keyA = "key-of-app-a-0123456789"
     static let keyB = "key-of-app-b-0123456789"
+    static let readA = "read-token-of-app-a-0123456789"
+    static let readB = "read-token-of-app-b-0123456789"
 
     /// Limits small enough that each hostile body stays small.
     static func smallLimits() -> CollectorConfiguration {
@@ -169,10 +171,9 @@ struct HostileInputTests {
         let retryAfter = try #require(limited.header("Retry-After").flatMap(Int.init), "Retry-After must be whole seconds")
         #expect(retryAfter >= 1 && retryAfter <= 100)
         #expect(CollectorClient.message(limited.body).contains("too many requests"))
-        for path in ["v1/stats", "v1/report"] {
-            let other = try await a.send("GET", path)
-            #expect(other.status == 429 && other.header("Retry-After") != nil, "\(path) answered \(other.status)")
-        }
+        // The key's other endpoint shares its bucket (read endpoints take read tokens, not keys).
+        let policy = try await a.send("GET", "v1/policy")
+        #expect(policy.status == 429 && policy.header("Retry-After") != nil, "v1/policy answered \(policy.status)")
 
         // Unknown keys are told 401 (they never reach, nor spend, a real key's allowance).
         let unknown = try await CollectorClient(collector, key: "not-a-key-0123456789").post(try Self.valid())
@@ -194,27 +195,30 @@ struct HostileInputTests {
         var configuration = CollectorConfiguration()
         configuration.keys = AppKeys([Self.keyA: "a", Self.keyB: "b"])
         configuration.policiesDirectory = policies
+        configuration.readTokens = ReadTokens([Self.readA: .apps(["a"]), Self.readB: .apps(["b"])])
         let collector = try await TestCollector.start(configuration: configuration)
         let a = CollectorClient(collector, key: Self.keyA)
         let b = CollectorClient(collector, key: Self.keyB)
+        let readsA = CollectorClient.reader(collector, token: Self.readA)
+        let readsB = CollectorClient.reader(collector, token: Self.readB)
 
         let ids = (0..<3).map { _ in UUID().uuidString.lowercased() }
         let body = try CollectorClient.gzip(BatchFixtures.batch(events: [BatchFixtures.point(ids[0]), BatchFixtures.point(ids[1]), BatchFixtures.span(ids[2])]))
         #expect(try await a.post(body).status == 200)
 
-        let statsB = try await b.json("GET", "v1/stats")
+        let statsB = try await readsB.json("GET", "v1/stats")
         #expect(statsB["events_stored"] as? Int == 0 && (statsB["events_by_name"] as? [String: Any])?.isEmpty == true)
-        #expect(try await a.json("GET", "v1/stats")["events_stored"] as? Int == 3)
+        #expect(try await readsA.json("GET", "v1/stats")["events_stored"] as? Int == 3)
 
-        let reportB = try JSONDecoder().decode(AnalyticsReport.self, from: try await b.send("GET", "v1/report").body)
+        let reportB = try JSONDecoder().decode(AnalyticsReport.self, from: try await readsB.send("GET", "v1/report").body)
         #expect(reportB.app == "b" && reportB.eventsStored == 0 && reportB.eventsByName.isEmpty)
         #expect(reportB.pointEvents == 0 && reportB.spanEvents == 0 && reportB.batches == 0)
-        #expect(try JSONDecoder().decode(AnalyticsReport.self, from: try await a.send("GET", "v1/report").body).eventsStored == 3)
+        #expect(try JSONDecoder().decode(AnalyticsReport.self, from: try await readsA.send("GET", "v1/report").body).eventsStored == 3)
 
         let lookup = Array(#"{"uuids":["\#(ids.joined(separator: #"",""#))"]}"#.utf8)
-        let foundByB = try await b.json("POST", "v1/events/lookup", body: lookup)
+        let foundByB = try await readsB.json("POST", "v1/events/lookup", body: lookup)
         #expect(foundByB["found"] as? Int == 0 && (foundByB["missing"] as? [String]).map(Set.init) == Set(ids))
-        #expect(try await a.json("POST", "v1/events/lookup", body: lookup)["found"] as? Int == 3)
+        #expect(try await readsA.json("POST", "v1/events/lookup", body: lookup)["found"] as? Int == 3)
 
         #expect(try await Self.exported(collector, app: "b").isEmpty)
         #expect(try await Self.exported(collector, app: "a").count == 3)
@@ -225,7 +229,7 @@ struct HostileInputTests {
         // The same uuids from app b are b's own events, not duplicates of a's; a sees no change.
         let again = try JSONSerialization.jsonObject(with: try await b.post(body).body) as? [String: Any]
         #expect(again?["accepted"] as? Int == 3 && again?["duplicates"] as? Int == 0)
-        let statsA = try await a.json("GET", "v1/stats")
+        let statsA = try await readsA.json("GET", "v1/stats")
         #expect(statsA["events_stored"] as? Int == 3 && statsA["duplicates_dropped"] as? Int == 0 && statsA["requests"] as? Int == 1)
         await collector.stop()
     }
@@ -237,6 +241,7 @@ struct HostileInputTests {
         let collector = try await TestCollector.start(configuration: configuration)
         let a = CollectorClient(collector, key: Self.keyA)
         let none = CollectorClient(collector, key: nil)
+        let reads = CollectorClient.reader(collector)
         let uuids = { (count: Int) in Array(#"{"uuids":[\#(Array(repeating: #""\#(UUID().uuidString)""#, count: count).joined(separator: ","))]}"#.utf8) }
         let requests: [(String, () async throws -> HTTPResponse)] = [
             ("GET /nope (no such endpoint)", { try await a.send("GET", "nope") }),
@@ -246,11 +251,11 @@ struct HostileInputTests {
             ("GET /v1/policy (no policies configured)", { try await a.send("GET", "v1/policy") }),
             ("GET /v1/report, no key", { try await none.send("GET", "v1/report") }),
             ("GET /v1/stats, unknown key", { try await CollectorClient(collector, key: "nope-nope-nope").send("GET", "v1/stats") }),
-            ("POST /v1/events/lookup, malformed JSON", { try await a.send("POST", "v1/events/lookup", body: Array(#"{"uuids":["#.utf8)) }),
-            ("POST /v1/events/lookup, not a UUID", { try await a.send("POST", "v1/events/lookup", body: Array(#"{"uuids":["zz"]}"#.utf8)) }),
-            ("POST /v1/events/lookup, 10,001 uuids", { try await a.send("POST", "v1/events/lookup", body: uuids(10_001)) }),
-            ("POST /v1/events/lookup, body over 1 MiB", { try await a.send("POST", "v1/events/lookup", body: [UInt8](repeating: 0x20, count: (1 << 20) + 1)) }),
-            ("POST /v1/events/lookup, JSON nested 100 000 deep", { try await a.send("POST", "v1/events/lookup", body: Array((String(repeating: "[", count: 100_000)).utf8)) }),
+            ("POST /v1/events/lookup, malformed JSON", { try await reads.send("POST", "v1/events/lookup", body: Array(#"{"uuids":["#.utf8)) }),
+            ("POST /v1/events/lookup, not a UUID", { try await reads.send("POST", "v1/events/lookup", body: Array(#"{"uuids":["zz"]}"#.utf8)) }),
+            ("POST /v1/events/lookup, 10,001 uuids", { try await reads.send("POST", "v1/events/lookup", body: uuids(10_001)) }),
+            ("POST /v1/events/lookup, body over 1 MiB", { try await reads.send("POST", "v1/events/lookup", body: [UInt8](repeating: 0x20, count: (1 << 20) + 1)) }),
+            ("POST /v1/events/lookup, JSON nested 100 000 deep", { try await reads.send("POST", "v1/events/lookup", body: Array((String(repeating: "[", count: 100_000)).utf8)) }),
             ("POST /v1/events, empty body", { try await a.post([], encoding: nil) }),
             ("POST /v1/events, random bytes as gzip", { try await a.post((0..<4096).map { _ in UInt8.random(in: 0...255) }) }),
             ("POST /v1/events, a JSON array", { try await a.post(Array("[]".utf8), encoding: nil) }),

@@ -105,7 +105,7 @@ struct ReportTests {
         #expect(Percentiles.nearestRank(100, of: [1, 5, 9]) == 9)
     }
 
-    @Test("Over HTTP: the report for the key's app, and a receipt audit")
+    @Test("Over HTTP with a read token: the report for its app, and a receipt audit")
     func overHTTP() async throws {
         let collector = try await TestCollector.start()
         let transport = DefaultHTTPTransport()
@@ -114,14 +114,14 @@ struct ReportTests {
             headers: [WireProtocol.appKeyHeader: TestCollector.appKey, "Content-Encoding": "gzip"], body: Data(body)))
         #expect(posted.status == 200)
         let report = try await transport.send(HTTPRequest(url: collector.url.appendingPathComponent("v1/report"), method: "GET",
-            headers: [WireProtocol.appKeyHeader: TestCollector.appKey], body: Data()))
+            headers: ["Authorization": "Bearer \(TestCollector.readToken)"], body: Data()))
         let decoded = try JSONDecoder().decode(AnalyticsReport.self, from: report.body)
         #expect(decoded.useCases["form.signup"]?.abandonmentRate == 0.2 && decoded.network.p95Milliseconds == 100)
 
         let stored = try await collector.exportedEvents().compactMap { $0["uuid"] as? String }
         let unknown = UUID().uuidString.lowercased()
         let lookup = try await transport.send(HTTPRequest(url: collector.url.appendingPathComponent("v1/events/lookup"), method: "POST",
-            headers: [WireProtocol.appKeyHeader: TestCollector.appKey],
+            headers: ["Authorization": "Bearer \(TestCollector.readToken)"],
             body: try JSONSerialization.data(withJSONObject: ["uuids": Array(stored.prefix(5)) + [unknown]])))
         let answer = try #require(try JSONSerialization.jsonObject(with: lookup.body) as? [String: Any])
         #expect(answer["found"] as? Int == 5 && answer["missing"] as? [String] == [unknown])

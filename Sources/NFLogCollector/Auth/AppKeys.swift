@@ -38,19 +38,15 @@ public struct AppKeys: Sendable {
     public let isDevelopment: Bool
     /// Entries of the file read that still hold a plaintext key (legacy format), in file order.
     public let plaintextEntries: [PlaintextEntry]
-    /// Entry `i`'s key digest is bytes `32i ..< 32i + 32`: one flat array, so a lookup walks
-    /// fixed-size digests with no per-entry indirection.
-    private let digests: [UInt8]
+    private let digests: SecretDigests
     private let apps: [String]
-
-    static let digestBytes = SHA256.byteCount
 
     /// Only `dev-key`, for app `dev`.
     public static let development = AppKeys(isDevelopment: true, entries: [(digest(of: WireProtocol.developmentKey), "dev")])
 
     private init(isDevelopment: Bool, entries: [(digest: [UInt8], app: String)], plaintextEntries: [PlaintextEntry] = []) {
         self.isDevelopment = isDevelopment
-        self.digests = entries.flatMap(\.digest)
+        self.digests = SecretDigests(entries.map(\.digest))
         self.apps = entries.map(\.app)
         self.plaintextEntries = plaintextEntries
     }
@@ -83,7 +79,7 @@ public struct AppKeys: Sendable {
             let digest: [UInt8]
             switch (entry["key_sha256"], entry["key"]) {
             case (let hex as String, nil):
-                guard let decoded = Hex.decode(hex, byteCount: Self.digestBytes) else {
+                guard let decoded = Hex.decode(hex, byteCount: SecretDigests.digestBytes) else {
                     throw fail("keys[\(index)].key_sha256 must be 64 hex digits (the SHA-256 of the key, as keygen writes it)")
                 }
                 digest = decoded
@@ -117,46 +113,18 @@ public struct AppKeys: Sendable {
     /// The app of entry `index` (from ``index(forKey:)``).
     func app(at index: Int) -> String { apps[index] }
 
-    /// The position of the entry a key matches, or `nil`.
-    ///
-    /// Constant time in the key's content and in which entry matches: the key is hashed, then
-    /// compared with every stored digest, all 32 bytes of each, by XOR-accumulation, with no
-    /// early exit and no branch on the bytes. A timing probe learns nothing about the stored
-    /// keys (it could learn the number of entries, which is not secret).
-    func index(forKey key: String) -> Int? {
-        let presented = Self.digest(of: key)
-        // entry + 1 of the match, 0 for none; at most one entry can match (duplicates are refused).
-        var found = 0
-        for entry in 0..<apps.count {
-            var difference: UInt8 = 0
-            for byte in 0..<Self.digestBytes {
-                difference |= digests[entry * Self.digestBytes + byte] ^ presented[byte]
-            }
-            // 1 when difference is 0, else 0: only 0 borrows into the high byte when 1 is subtracted.
-            let equal = Int((UInt16(difference) &- 1) >> 8) & 1
-            found |= equal * (entry + 1)
-        }
-        return found == 0 ? nil : found - 1
-    }
+    /// The position of the entry a key matches, or `nil`; constant time (``SecretDigests``).
+    func index(forKey key: String) -> Int? { digests.index(of: key) }
 
     /// The SHA-256 of a key's UTF-8 bytes.
-    static func digest(of key: String) -> [UInt8] {
-        Array(SHA256.hash(data: Array(key.utf8)))
-    }
+    static func digest(of key: String) -> [UInt8] { SecretDigests.digest(of: key) }
 
     /// The SHA-256 of a key in lowercase hex, as the keys file's `key_sha256` holds it.
     public static func sha256Hex(of key: String) -> String {
         Hex.encode(digest(of: key))
     }
 
-    /// A new random app key: 32 bytes from the system's secure generator, base64url without
-    /// padding (43 characters) after a `nfk_` prefix that makes it recognisable in a leak scan.
-    public static func generateKey() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        let base64 = Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-        return "nfk_" + base64
-    }
+    /// A new random app key: 32 random bytes, base64url without padding (43 characters) after
+    /// a `nfk_` prefix that makes it recognisable in a leak scan.
+    public static func generateKey() -> String { SecretDigests.generate(prefix: "nfk_") }
 }

@@ -9,41 +9,32 @@ public enum AppKeysFile {
     /// - Throws: ``AppKeysError`` if the existing file is not a valid keys file (it is then left
     ///   as it is) or cannot be replaced.
     public static func addKey(for app: String, to path: String) throws(AppKeysError) -> String {
-        func fail(_ reason: String) -> AppKeysError { AppKeysError(path: path, reason: reason) }
-        guard !app.isEmpty, app.utf8.count <= 256 else { throw fail("the app name must be 1…256 bytes") }
-        let url = URL(fileURLWithPath: path)
-        var root: [String: Any] = [:]
-        if FileManager.default.fileExists(atPath: path) {
-            // Read as the collector will, so a file that serve would refuse is never extended.
-            _ = try AppKeys(contentsOf: url)
-            guard let data = FileManager.default.contents(atPath: path),
-                  let existing = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-                throw fail("cannot be read")
-            }
-            root = existing
-        }
+        guard !app.isEmpty, app.utf8.count <= 256 else { throw AppKeysError(path: path, reason: "the app name must be 1…256 bytes") }
         let key = AppKeys.generateKey()
-        root["keys"] = (root["keys"] as? [Any] ?? []) + [["app": app, "key_sha256": AppKeys.sha256Hex(of: key)]]
-        let data: Data
-        do {
-            data = try JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        } catch {
-            throw fail("cannot be written as JSON: \(error.localizedDescription)")
+        try SecretsFileWriter.append(["app": app, "key_sha256": AppKeys.sha256Hex(of: key)], to: "keys", in: path) {
+            url throws(AppKeysError) in _ = try AppKeys(contentsOf: url)
         }
-        try replace(url, with: data + Data("\n".utf8))
         return key
     }
 
-    /// Writes a new owner-only file beside `url` and renames it over `url`: a crash leaves the old
-    /// file or the new one, never half of one, and a collector never reads a partial file.
-    private static func replace(_ url: URL, with data: Data) throws(AppKeysError) {
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
-            throw AppKeysError(path: url.path, reason: "cannot write \(temporary.lastPathComponent) beside it")
+    /// Makes a read token for `scope`, adds `{"apps": …, "token_sha256": …}` to the read tokens
+    /// file at `path` (created if missing, owner-only) and returns the token itself, once.
+    /// - Throws: ``AppKeysError`` if the existing file is not a valid read tokens file (it is then
+    ///   left as it is) or cannot be replaced.
+    public static func addReadToken(for scope: ReadScope, to path: String) throws(AppKeysError) -> String {
+        let apps: Any
+        switch scope {
+        case .allApps: apps = "*"
+        case .apps(let names):
+            guard !names.isEmpty, names.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 256 }) else {
+                throw AppKeysError(path: path, reason: "a read token needs one or more apps of 1…256 bytes, or *")
+            }
+            apps = names
         }
-        guard rename(temporary.path, url.path) == 0 else {
-            try? FileManager.default.removeItem(at: temporary)
-            throw AppKeysError(path: url.path, reason: "cannot be replaced")
+        let token = ReadTokens.generateToken()
+        try SecretsFileWriter.append(["apps": apps, "token_sha256": ReadTokens.sha256Hex(of: token)], to: "tokens", in: path) {
+            url throws(AppKeysError) in _ = try ReadTokens(contentsOf: url)
         }
+        return token
     }
 }

@@ -7,8 +7,11 @@ public struct CollectorConfiguration: Sendable {
     public var host = "127.0.0.1"
     /// The port; 0 picks a free one (the URL printed or passed to `onListening` says which).
     public var port = 8080
-    /// The accepted app keys.
+    /// The accepted app keys: they upload events and fetch policies, and read nothing.
     public var keys = AppKeys.development
+    /// The accepted read tokens: they read stats, reports, lookups and exports, and upload
+    /// nothing. Default: `dev-read-token` for app `dev` (development mode, loopback only).
+    public var readTokens = ReadTokens.development
     /// The largest request body accepted as sent (compressed or not). Default: 4 MiB.
     public var maxBodyBytes = 4 * 1024 * 1024
     /// The bytes of upload bodies received at once, over all connections; past it an upload
@@ -44,11 +47,15 @@ public struct CollectorConfiguration: Sendable {
 public enum CollectorError: Error, Sendable, CustomStringConvertible {
     /// Without a keys file, anyone knows the key (`dev-key`): such a collector must not be reachable.
     case developmentModeNeedsLoopback(host: String)
+    /// Everyone knows `dev-read-token`: a collector that accepts it must not be reachable.
+    case developmentReadTokenNeedsLoopback(host: String)
 
     public var description: String {
         switch self {
         case .developmentModeNeedsLoopback(let host):
             "refusing to listen on \(host) in development mode (no --keys file): anyone could upload with dev-key. Use --host 127.0.0.1, or give --keys FILE."
+        case .developmentReadTokenNeedsLoopback(let host):
+            "refusing to listen on \(host) while the development read token dev-read-token is accepted: anyone could read. Use --host 127.0.0.1, or give --read-tokens FILE."
         }
     }
 }

@@ -5,8 +5,9 @@ import Logging
 import NFLogSupport
 import NIOCore
 
-/// The collector's HTTP API (docs/PROTOCOL.md): `POST /v1/events`, `GET /v1/stats`,
-/// `GET /v1/policy`, `GET /v1/report`, `POST /v1/events/lookup`, `GET /health`.
+/// The collector's HTTP API (docs/PROTOCOL.md): `POST /v1/events` and `GET /v1/policy` with an
+/// app key; `GET /v1/stats`, `GET /v1/report`, `POST /v1/events/lookup` and `GET /v1/export` with
+/// a read token; `GET /health` with nothing.
 ///
 /// Every refusal is a ``CollectorHTTPError`` with a message saying what is wrong, rendered as
 /// `{"error":{"message":"…"}}` (``CollectorErrorMiddleware`` sees to it for errors from
@@ -15,7 +16,6 @@ struct CollectorRoutes: Sendable {
     let store: any EventStore
     let configuration: CollectorConfiguration
     let decoder: BatchDecoder
-    let appKeyHeader: HTTPField.Name
     let signatureHeader: HTTPField.Name
     /// One token bucket per app key, when the configuration limits requests.
     let limiter: RateLimiter?
@@ -37,41 +37,32 @@ struct CollectorRoutes: Sendable {
         var decoder = BatchDecoder()
         decoder.maxEvents = configuration.maxEventsPerBatch
         self.decoder = decoder
-        // The header name is a valid token, so this never falls back.
-        self.appKeyHeader = HTTPField.Name(WireProtocol.appKeyHeader) ?? .authorization
         self.signatureHeader = HTTPField.Name(WireProtocol.signatureHeader) ?? .authorization  // a valid token: never used
     }
 
-    func register(on router: Router<BasicRequestContext>) {
+    /// Each route is registered in the group of its credential: the group's authenticator
+    /// middleware proves it, and the group's child context carries what it proved.
+    func register(on router: Router<CollectorRequestContext>) {
         router.add(middleware: CollectorErrorMiddleware())
-        router.post(RouterPath(WireProtocol.eventsPath)) { request, context in try await postEvents(request, logger: context.logger) }
-        router.get(RouterPath(WireProtocol.statsPath)) { request, _ in try await getStats(request) }
         router.get(RouterPath(WireProtocol.healthPath)) { _, _ in await getHealth() }
-        router.get(RouterPath(WireProtocol.policyPath)) { request, context in try await getPolicy(request, logger: context.logger) }
-        router.get(RouterPath(WireProtocol.reportPath)) { request, _ in try await getReport(request) }
-        router.post(RouterPath(WireProtocol.lookupPath)) { request, context in try await lookup(request, logger: context.logger) }
+
+        let ingest = router.group()
+            .add(middleware: AppKeyAuthenticator(keys: configuration.keys, limiter: limiter))
+            .group(context: IngestRequestContext.self)
+        ingest.post(RouterPath(WireProtocol.eventsPath)) { request, context in try await postEvents(request, app: context.app, logger: context.logger) }
+        ingest.get(RouterPath(WireProtocol.policyPath)) { request, context in try await getPolicy(request, app: context.app, logger: context.logger) }
+
+        let read = router.group()
+            .add(middleware: ReadTokenAuthenticator(tokens: configuration.readTokens))
+            .group(context: ReadRequestContext.self)
+        read.get(RouterPath(WireProtocol.statsPath)) { request, context in try await getStats(app: context.app(of: request)) }
+        read.get(RouterPath(WireProtocol.reportPath)) { request, context in try await getReport(app: context.app(of: request)) }
+        read.post(RouterPath(WireProtocol.lookupPath)) { request, context in
+            try await lookup(request, app: context.app(of: request), logger: context.logger)
+        }
     }
 
-    /// The app the request's key belongs to; 401 for a missing or unknown key, then 429 with
-    /// `Retry-After` when the key is over its rate limit. Unknown keys never reach the limiter,
-    /// so they cannot spend a real key's allowance, and are told 401, not 429.
-    private func authenticate(_ request: Request) throws -> String {
-        guard let key = request.headers[appKeyHeader], !key.isEmpty else {
-            throw CollectorHTTPError(.unauthorized, message: "missing app key: send it in the \(WireProtocol.appKeyHeader) header")
-        }
-        guard let entry = configuration.keys.index(forKey: key) else {
-            throw CollectorHTTPError(.unauthorized, message: "unknown app key")
-        }
-        if let limiter, let wait = limiter.take(key: entry) {
-            throw CollectorHTTPError(.tooManyRequests,
-                                     message: "too many requests for this app key (limit: \(limiter.limit)); retry in \(wait) s",
-                                     headers: [.retryAfter: String(wait)])
-        }
-        return configuration.keys.app(at: entry)
-    }
-
-    private func postEvents(_ request: Request, logger: Logger) async throws -> Response {
-        let app = try authenticate(request)
+    private func postEvents(_ request: Request, app: String, logger: Logger) async throws -> Response {
         let declared = request.headers[.contentLength].flatMap(Int.init)
         if let length = declared, length > configuration.maxBodyBytes {
             throw CollectorHTTPError(.contentTooLarge, message: "the body is \(length) bytes; the limit is \(configuration.maxBodyBytes)")
@@ -128,12 +119,9 @@ struct CollectorRoutes: Sendable {
         return Self.json(out.bytes)
     }
 
-    private func getStats(_ request: Request) async throws -> Response {
-        let app = try authenticate(request)
+    private func getStats(app: String) async throws -> Response {
         let stats: CollectorStats
-        do { stats = try await store.stats(app: app) } catch {
-            throw CollectorHTTPError(.serviceUnavailable, message: "the event store is unavailable; retry later", headers: [.retryAfter: "5"])
-        }
+        do { stats = try await store.stats(app: app) } catch { throw Self.readFailure(error) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return Self.json(Array(try encoder.encode(stats)))
@@ -141,8 +129,7 @@ struct CollectorRoutes: Sendable {
 
     /// The app's policy with an ETag (and a signature when a key is configured); 304 when the
     /// client already has it; 404 when there is none.
-    private func getPolicy(_ request: Request, logger: Logger) async throws -> Response {
-        let app = try authenticate(request)
+    private func getPolicy(_ request: Request, app: String, logger: Logger) async throws -> Response {
         guard let directory = configuration.policiesDirectory else {
             throw CollectorHTTPError(.notFound, message: "this collector serves no policies")
         }
@@ -181,20 +168,16 @@ struct CollectorRoutes: Sendable {
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: out.bytes)))
     }
 
-    private func getReport(_ request: Request) async throws -> Response {
-        let app = try authenticate(request)
+    private func getReport(app: String) async throws -> Response {
         let report: AnalyticsReport
-        do { report = try await store.report(app: app) } catch {
-            throw CollectorHTTPError(.serviceUnavailable, message: "the event store is unavailable; retry later", headers: [.retryAfter: "5"])
-        }
+        do { report = try await store.report(app: app) } catch { throw Self.readFailure(error) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return Self.json(Array(try encoder.encode(report)))
     }
 
     /// `{"uuids": [...]}` (at most 10,000) → `{"found": N, "missing": [...]}`: an audit of receipts.
-    private func lookup(_ request: Request, logger: Logger) async throws -> Response {
-        let app = try authenticate(request)
+    private func lookup(_ request: Request, app: String, logger: Logger) async throws -> Response {
         let reserved = try await reserveRoom(for: request, upTo: 1 << 20, refusing: "requests", logger: logger)
         defer { bodies.release(reserved) }
         let body = try await Self.collect(request.body, declared: request.headers[.contentLength].flatMap(Int.init), upTo: 1 << 20)
@@ -213,9 +196,7 @@ struct CollectorRoutes: Sendable {
             ids.append(id)
         }
         let found: Set<UUID>
-        do { found = try await store.storedIDs(app: app, among: ids) } catch {
-            throw CollectorHTTPError(.serviceUnavailable, message: "the event store is unavailable; retry later", headers: [.retryAfter: "5"])
-        }
+        do { found = try await store.storedIDs(app: app, among: ids) } catch { throw Self.readFailure(error) }
         var out = JSONWriter(capacity: 64 + 40 * (ids.count - found.count))
         out.writeLiteral("{"); out.writeKey("found"); out.writeInteger(Int64(found.count))
         out.writeLiteral(","); out.writeKey("missing"); out.writeLiteral("[")
@@ -227,6 +208,21 @@ struct CollectorRoutes: Sendable {
         }
         out.writeLiteral("]}")
         return Self.json(out.bytes)
+    }
+
+    /// A query parameter that must be an integer within `range`; 400 naming it otherwise.
+    static func integer(_ text: String?, named name: String, default value: Int64, in range: ClosedRange<Int64>) throws(CollectorHTTPError) -> Int64 {
+        guard let text else { return value }
+        guard let number = Int64(text), range.contains(number) else {
+            throw CollectorHTTPError(.badRequest, message: "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound)", path: name)
+        }
+        return number
+    }
+
+    /// A read that failed: over the store's read time limit (the question is too large for one
+    /// request now), or the store unavailable. 503 with `Retry-After` either way: nothing changed.
+    static func readFailure(_ error: any Error) -> CollectorHTTPError {
+        return CollectorHTTPError(.serviceUnavailable, message: "the event store is unavailable; retry later", headers: [.retryAfter: "5"])
     }
 
     /// Takes room in ``bodies`` for a request's body before a byte of it is read: its declared

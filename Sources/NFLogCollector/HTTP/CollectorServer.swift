@@ -21,10 +21,15 @@ public final class CollectorServer: Sendable {
     private let group = Mutex<ServiceGroup?>(nil)
 
     /// - Throws: ``CollectorError/developmentModeNeedsLoopback(host:)`` when there are no real
-    ///   keys and the host is not a loopback address.
+    ///   keys and the host is not a loopback address; likewise
+    ///   ``CollectorError/developmentReadTokenNeedsLoopback(host:)`` for the development read token.
     public init(configuration: CollectorConfiguration, store: any EventStore, logger: Logger? = nil) throws {
-        if configuration.keys.isDevelopment && !CollectorConfiguration.loopbackHosts.contains(configuration.host) {
+        let loopback = CollectorConfiguration.loopbackHosts.contains(configuration.host)
+        if configuration.keys.isDevelopment && !loopback {
             throw CollectorError.developmentModeNeedsLoopback(host: configuration.host)
+        }
+        if configuration.readTokens.isDevelopment && !loopback {
+            throw CollectorError.developmentReadTokenNeedsLoopback(host: configuration.host)
         }
         self.configuration = configuration
         self.store = store
@@ -39,7 +44,7 @@ public final class CollectorServer: Sendable {
     /// while a just-accepted connection waits (swift-nio issue 3481).
     /// - Parameter onListening: called once with the base URL, such as `http://127.0.0.1:43117`.
     public func run(handleSignals: Bool = false, onListening: @escaping @Sendable (URL) async -> Void) async throws {
-        let router = Router()
+        let router = Router(context: CollectorRequestContext.self)
         CollectorRoutes(store: store, configuration: configuration).register(on: router)
         let host = configuration.host
         let scheme = configuration.tls == nil ? "http" : "https"

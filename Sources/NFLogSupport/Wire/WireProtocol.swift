@@ -8,9 +8,9 @@ public enum WireProtocol {
     public static let statsPath = "/v1/stats"
     /// Liveness.
     public static let healthPath = "/health"
-    /// The analysis of the requesting app's events.
+    /// The analysis of an app's events.
     public static let reportPath = "/v1/report"
-    /// Which of a list of event uuids the requesting app has stored (for receipt audits).
+    /// Which of a list of event uuids an app has stored (for receipt audits).
     public static let lookupPath = "/v1/events/lookup"
     /// The policy for the requesting app.
     public static let policyPath = "/v1/policy"
@@ -20,4 +20,10 @@ public enum WireProtocol {
     public static let appKeyHeader = "X-NFLog-Key"
     /// The key a collector accepts in development mode (no `--keys` file).
     public static let developmentKey = "dev-key"
+    /// The read token a collector accepts in development mode, for the development key's app.
+    public static let developmentReadToken = "dev-read-token"
+    /// Every stored event of an app, page by page (JSON lines), for read tokens.
+    public static let exportPath = "/v1/export"
+    /// The header of an export page that names the `after` of the next page.
+    public static let nextPageHeader = "X-NFLog-Next-After"
 }

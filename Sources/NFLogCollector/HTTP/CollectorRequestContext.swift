@@ -1,0 +1,16 @@
+import Hummingbird
+import HummingbirdAuth
+
+/// The context of every request: Hummingbird's core, and the ``Credential`` an authenticator
+/// middleware found (hummingbird-auth's pattern). Routes never read it directly: they are
+/// registered in groups whose child context (``IngestRequestContext``, ``ReadRequestContext``)
+/// cannot be made without the right credential, so a new route cannot forget the check.
+struct CollectorRequestContext: AuthRequestContext, RequestContext {
+    var coreContext: CoreRequestContextStorage
+    var identity: Credential?
+
+    init(source: Source) {
+        coreContext = .init(source: source)
+        identity = nil
+    }
+}
