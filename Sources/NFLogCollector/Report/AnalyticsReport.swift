@@ -11,6 +11,10 @@ import Foundation
 ///   completed ones;
 /// - a **network call** is a span of type `network`; its round trip is its duration;
 /// - a **session** lasts from its start to the last time the app went to the background.
+///
+/// At most 1,000 use cases are listed: the most started ones, ties broken by name. The others are
+/// left out of ``useCases`` (an app that makes a use-case name per user would otherwise grow the
+/// report without bound) and counted in ``useCasesOmitted``.
 public struct AnalyticsReport: Sendable, Equatable, Codable {
     public let app: String
     public let eventsStored: Int
@@ -20,6 +24,8 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
     public let pointEvents: Int
     public let spanEvents: Int
     public let useCases: [String: UseCase]
+    /// Use-case names stored but not listed in ``useCases`` (past the 1,000 most started).
+    public let useCasesOmitted: Int
     public let network: DurationSummary
     public let sessions: DurationSummary
     public let abandonedSpans: Int
@@ -57,13 +63,14 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         case pointEvents = "point_events"
         case spanEvents = "span_events"
         case useCases = "use_cases"
+        case useCasesOmitted = "use_cases_omitted"
         case abandonedSpans = "abandoned_spans"
         case prunedOnDevices = "pruned_on_devices"
         case databaseResets = "database_resets"
     }
 
     public init(app: String, stats: CollectorStats, pointEvents: Int, spanEvents: Int, useCases: [String: UseCase],
-                network: DurationSummary, sessions: DurationSummary) {
+                network: DurationSummary, sessions: DurationSummary, useCasesOmitted: Int = 0) {
         self.app = app
         eventsStored = stats.eventsStored
         duplicatesDropped = stats.duplicatesDropped
@@ -72,11 +79,31 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         self.pointEvents = pointEvents
         self.spanEvents = spanEvents
         self.useCases = useCases
+        self.useCasesOmitted = useCasesOmitted
         self.network = network
         self.sessions = sessions
         abandonedSpans = stats.abandonedSpans
         prunedOnDevices = stats.prunedOnDevices
         databaseResets = stats.databaseResets
+    }
+
+    /// Reads `use_cases_omitted` as 0 when absent: reports written before it existed.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        app = try c.decode(String.self, forKey: .app)
+        eventsStored = try c.decode(Int.self, forKey: .eventsStored)
+        duplicatesDropped = try c.decode(Int.self, forKey: .duplicatesDropped)
+        batches = try c.decode(Int.self, forKey: .batches)
+        eventsByName = try c.decode([String: Int].self, forKey: .eventsByName)
+        pointEvents = try c.decode(Int.self, forKey: .pointEvents)
+        spanEvents = try c.decode(Int.self, forKey: .spanEvents)
+        useCases = try c.decode([String: UseCase].self, forKey: .useCases)
+        useCasesOmitted = try c.decodeIfPresent(Int.self, forKey: .useCasesOmitted) ?? 0
+        network = try c.decode(DurationSummary.self, forKey: .network)
+        sessions = try c.decode(DurationSummary.self, forKey: .sessions)
+        abandonedSpans = try c.decode(Int.self, forKey: .abandonedSpans)
+        prunedOnDevices = try c.decode(Int.self, forKey: .prunedOnDevices)
+        databaseResets = try c.decode(Int.self, forKey: .databaseResets)
     }
 
     /// The report for people: a few aligned lines.
@@ -91,6 +118,9 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         }
         for (name, useCase) in useCases.sorted(by: { $0.key < $1.key }) {
             lines.append("Use case \(name): \(useCase.started) started · \(useCase.completed) completed · \(useCase.abandoned) abandoned (\(String(format: "%.1f", useCase.abandonmentRate * 100))%) · time to complete \(summary(useCase.duration))")
+        }
+        if useCasesOmitted > 0 {
+            lines.append("(\(useCasesOmitted) less started use cases not listed)")
         }
         lines.append("Network round trip: \(summary(network))")
         lines.append("Session duration: \(summary(sessions))")

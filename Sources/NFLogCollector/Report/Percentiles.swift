@@ -2,9 +2,16 @@
 /// at rank ⌈p/100 × n⌉ (1-based). Always one of the observed values; easy to check by hand.
 public enum Percentiles {
     public static func nearestRank(_ p: Double, of sorted: [Double]) -> Double? {
-        guard !sorted.isEmpty, p > 0, p <= 100 else { return nil }
-        let rank = Int((p / 100 * Double(sorted.count)).rounded(.up))
-        return sorted[min(max(rank, 1), sorted.count) - 1]
+        guard let rank = rank(p, count: sorted.count) else { return nil }
+        return sorted[rank - 1]
+    }
+
+    /// The 1-based rank of the p-th percentile among `count` sorted values; `nil` when there are
+    /// none or `p` is outside (0, 100].
+    public static func rank(_ p: Double, count: Int) -> Int? {
+        guard count > 0, p > 0, p <= 100 else { return nil }
+        let rank = Int((p / 100 * Double(count)).rounded(.up))
+        return min(max(rank, 1), count)
     }
 }
 
@@ -16,11 +23,17 @@ public struct DurationSummary: Sendable, Equatable, Codable {
     public let meanMilliseconds: Double?
 
     public init(_ values: [Double]) {
-        let sorted = values.sorted()
-        count = sorted.count
-        p50Milliseconds = Percentiles.nearestRank(50, of: sorted)
-        p95Milliseconds = Percentiles.nearestRank(95, of: sorted)
-        meanMilliseconds = sorted.isEmpty ? nil : sorted.reduce(0, +) / Double(sorted.count)
+        var summary = SortedDurations(count: values.count)
+        for value in values.sorted() { summary.add(value) }
+        self = summary.summary
+    }
+
+    /// A summary computed elsewhere, such as from a database's aggregates.
+    public init(count: Int, p50Milliseconds: Double?, p95Milliseconds: Double?, meanMilliseconds: Double?) {
+        self.count = count
+        self.p50Milliseconds = p50Milliseconds
+        self.p95Milliseconds = p95Milliseconds
+        self.meanMilliseconds = meanMilliseconds
     }
 
     enum CodingKeys: String, CodingKey {

@@ -88,5 +88,12 @@ enum CollectorSchema {
                 padding BLOB NOT NULL  -- about a batch's worth of pages, rewritten by each probe
             );
             """),
+        // The report reads spans only, in (name, duration) order: through this index it neither
+        // reads the points nor sorts the use cases (1M events: 4.8 s → 0.35 s of SQL); inserts cost
+        // about 3-14 % more. `kind` is a column too because SQLite does not count a partial index's
+        // WHERE columns as covered; `abandoned` makes the network spans' count and walk covering.
+        SQLiteMigration(version: 4, name: "the report's index of spans", sql: """
+            CREATE INDEX events_spans ON events (app, kind, type, name, duration_ms, abandoned) WHERE kind = 'span';
+            """),
     ]
 }

@@ -62,6 +62,9 @@ public protocol EventStore: Sendable {
     func apps() async throws -> [String]
     /// Every stored event (of one app, or all), oldest first, one JSON object per line.
     func exportEvents(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws
+    /// Up to `limit` of the app's events with a row id after `after` (0: from the start), oldest first,
+    /// as the export command's JSON lines; `last` is the row id of the last one, for the next page.
+    func exportPage(app: String, after: Int64, limit: Int) async throws -> ExportPage
     /// Commits a tiny write of the store's own, to tell whether a batch could be stored now:
     /// `/health` asks while writes are failing, to see when they can succeed again.
     func probeWrite() async throws

@@ -19,12 +19,22 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     private var reader: SQLiteConnection?
     public let path: String
 
+    /// How long one read (a report, a lookup, the app list, a page of an export) may run before
+    /// it is stopped with ``ReadTimeLimitExceeded``.
+    public let readTimeLimit: Duration
+
     /// Opens (creating if needed) and migrates the database at `path`.
-    /// - Parameter durableCommits: fsync each commit before it returns (`synchronous=FULL`), so a
-    ///   batch acknowledged with 2xx survives a power cut or an OS crash: the SDK deletes its copy
-    ///   on that answer. `false` (no fsync; a kill -9 still loses nothing) only where nothing is
-    ///   meant to last, such as tests.
-    public init(path: String, durableCommits: Bool = true) throws {
+    /// - Parameters:
+    ///   - durableCommits: fsync each commit before it returns (`synchronous=FULL`), so a batch
+    ///     acknowledged with 2xx survives a power cut or an OS crash: the SDK deletes its copy on
+    ///     that answer. `false` (no fsync; a kill -9 still loses nothing) only where nothing is
+    ///     meant to last, such as tests.
+    ///   - readTimeLimit: how long one read may run on the reader connection before it is stopped
+    ///     and throws ``ReadTimeLimitExceeded``, so a report over a huge store cannot hold the
+    ///     reader indefinitely. It counts from when the read starts, not while it waits behind
+    ///     another. ``exportEvents(app:line:)`` (the operator's local export) has no limit.
+    public init(path: String, durableCommits: Bool = true, readTimeLimit: Duration = .seconds(30)) throws {
+        self.readTimeLimit = readTimeLimit
         self.path = path
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
         try connection.enableWriteAheadLog(durableCommits: durableCommits)
@@ -111,13 +121,31 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         }
     }
 
+    /// Runs `body` on the reader within the store's ``readTimeLimit``.
     private func onReadQueue<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        try await onReadQueue(timeLimit: readTimeLimit, body)
+    }
+
+    /// Runs `body` on the reader, stopped with ``ReadTimeLimitExceeded`` once it has run for
+    /// `timeLimit` (`nil`: never).
+    func onReadQueue<T: Sendable>(timeLimit: Duration?,
+                                  _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             readQueue.async {
                 guard let reader = self.reader else {
                     return continuation.resume(throwing: SQLiteError(code: 21, message: "the store is closed"))
                 }
-                continuation.resume(with: Result { try body(reader) })
+                let result = Result { () throws -> T in
+                    guard let timeLimit else { return try body(reader) }
+                    do {
+                        return try reader.withDeadline(.now + timeLimit) { () throws -> T in try body(reader) }
+                    } catch let error as SQLiteError where error.isInterrupt {
+                        throw ReadTimeLimitExceeded(limit: timeLimit)
+                    }
+                }
+                // A read stopped inside a transaction (the report's snapshot) must not keep it open.
+                reader.rollbackIfNeeded()
+                continuation.resume(with: result)
             }
         }
     }
@@ -255,41 +283,92 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         return try await onReadQueue { connection in try Self.analyse(connection, app: app, stats: stats) }
     }
 
+    /// How many use cases a report lists: the most started ones (ties by name); the rest are
+    /// counted in ``AnalyticsReport/useCasesOmitted``.
+    static let maxUseCases = 1_000
+
+    /// The report, in memory that does not grow with the number of events: counts and sums are
+    /// SQL aggregates, and each percentile is picked from a walk in sorted order (SQLite's sorter
+    /// spills to temporary files past its cache) once the count, and so the rank, is known.
     static func analyse(_ c: SQLiteConnection, app: String, stats: CollectorStats) throws(SQLiteError) -> AnalyticsReport {
-        let kinds = try c.prepare("SELECT kind, count(*) FROM events WHERE app = ?1 GROUP BY kind")
-        try kinds.bind(app, at: 1)
-        let byKind = Dictionary(try kinds.collect { ($0.text(at: 0) ?? "", Int($0.int64(at: 1))) }, uniquingKeysWith: +)
+        // One snapshot: each count and the sorted walk that uses it must see the same rows.
+        try c.execute("BEGIN")
+        defer { c.rollbackIfNeeded() }  // read-only: there is nothing to commit
+
+        // Both counts from indexes, without reading the events: every event by the (app, uuid)
+        // index, the spans by events_spans. An event is a point or a span (the decoder admits nothing else).
+        let events = try c.prepare("SELECT count(*) FROM events WHERE app = ?1")
+        try events.bind(app, at: 1)
+        let eventCount = Int(try events.collect { $0.int64(at: 0) }.first ?? 0)
+        let counts = try c.prepare("""
+            SELECT count(*), count(*) FILTER (WHERE type = 'network' AND abandoned = 0)
+            FROM events WHERE app = ?1 AND kind = 'span'
+            """)
+        try counts.bind(app, at: 1)
+        let (spans, roundTrips) = try counts.collect { (Int($0.int64(at: 0)), Int($0.int64(at: 1))) }.first ?? (0, 0)
 
         // Use cases: spans of type "usecase". Abandoned: closed by the SDK, or ended with completed: false.
-        let useCaseRows = try c.prepare("""
-            SELECT name, duration_ms,
-                   abandoned = 1 OR coalesce(json_extract(end_parameters, '$.completed'), 1) IN (0, 'false') AS given_up
+        let givenUp = "abandoned = 1 OR coalesce(json_extract(end_parameters, '$.completed'), 1) IN (0, 'false')"
+        // The most started first; `count(*) OVER ()` counts every name, listed or not.
+        let useCaseCounts = try c.prepare("""
+            SELECT name, count(*) AS started, sum(\(givenUp)), count(*) OVER ()
             FROM events WHERE app = ?1 AND kind = 'span' AND type = 'usecase'
+            GROUP BY name ORDER BY started DESC, name LIMIT ?2
             """)
-        try useCaseRows.bind(app, at: 1)
-        var useCaseDurations: [String: (started: Int, abandoned: Int, completed: [Double])] = [:]
-        for (name, duration, givenUp) in try useCaseRows.collect({ ($0.text(at: 0) ?? "", $0.double(at: 1), $0.int64(at: 2) != 0) }) {
-            var entry = useCaseDurations[name] ?? (0, 0, [])
-            entry.started += 1
-            if givenUp { entry.abandoned += 1 } else { entry.completed.append(duration) }
-            useCaseDurations[name] = entry
+        try useCaseCounts.bind(app, at: 1)
+        try useCaseCounts.bind(Int64(maxUseCases), at: 2)
+        var useCaseNames = 0
+        var listed: [String: (started: Int, abandoned: Int)] = [:]
+        for (name, started, abandoned, names) in try useCaseCounts.collect({
+            ($0.text(at: 0) ?? "", Int($0.int64(at: 1)), Int($0.int64(at: 2)), Int($0.int64(at: 3)))
+        }) {
+            listed[name] = (started, abandoned)
+            useCaseNames = names
         }
-        let useCases = useCaseDurations.mapValues { entry in
-            AnalyticsReport.UseCase(started: entry.started, completed: entry.completed.count, abandoned: entry.abandoned,
-                                    abandonmentRate: Double(entry.abandoned) / Double(entry.started),
-                                    duration: DurationSummary(entry.completed))
+        var durations = listed.mapValues { SortedDurations(count: $0.started - $0.abandoned) }
+        let completed = try c.prepare("""
+            SELECT name, duration_ms FROM events
+            WHERE app = ?1 AND kind = 'span' AND type = 'usecase' AND NOT (\(givenUp))
+            ORDER BY name, duration_ms
+            """)
+        try completed.bind(app, at: 1)
+        try walk(completed) { row in
+            // Names past the listed ones are skipped, not kept.
+            durations[row.text(at: 0) ?? ""]?.add(row.double(at: 1))
+        }
+        var useCases: [String: AnalyticsReport.UseCase] = [:]
+        for (name, entry) in listed {
+            let duration = durations[name]?.summary ?? DurationSummary([])
+            useCases[name] = AnalyticsReport.UseCase(started: entry.started, completed: duration.count, abandoned: entry.abandoned,
+                                                     abandonmentRate: Double(entry.abandoned) / Double(entry.started), duration: duration)
         }
 
-        let network = try c.prepare("SELECT duration_ms FROM events WHERE app = ?1 AND kind = 'span' AND type = 'network' AND abandoned = 0")
-        try network.bind(app, at: 1)
-        let roundTrips = try network.collect { $0.double(at: 0) }
+        var network = SortedDurations(count: roundTrips)
+        let networkRows = try c.prepare("""
+            SELECT duration_ms FROM events WHERE app = ?1 AND kind = 'span' AND type = 'network' AND abandoned = 0
+            ORDER BY duration_ms
+            """)
+        try networkRows.bind(app, at: 1)
+        try walk(networkRows) { network.add($0.double(at: 0)) }
 
-        let sessions = try c.prepare("SELECT ended_ms - started_ms FROM sessions WHERE app = ?1 AND ended_ms IS NOT NULL")
-        try sessions.bind(app, at: 1)
-        let sessionDurations = try sessions.collect { Double($0.int64(at: 0)) }.filter { $0 >= 0 }
+        // A session lasts from its start to its last suspension; one with neither is left out.
+        let ended = "FROM sessions WHERE app = ?1 AND ended_ms IS NOT NULL AND ended_ms - started_ms >= 0"
+        let sessionCount = try c.prepare("SELECT count(*) \(ended)")
+        try sessionCount.bind(app, at: 1)
+        var sessions = SortedDurations(count: Int(try sessionCount.collect { $0.int64(at: 0) }.first ?? 0))
+        let sessionRows = try c.prepare("SELECT ended_ms - started_ms AS duration \(ended) ORDER BY duration")
+        try sessionRows.bind(app, at: 1)
+        try walk(sessionRows) { sessions.add(Double($0.int64(at: 0))) }
 
-        return AnalyticsReport(app: app, stats: stats, pointEvents: byKind["point"] ?? 0, spanEvents: byKind["span"] ?? 0,
-                               useCases: useCases, network: DurationSummary(roundTrips), sessions: DurationSummary(sessionDurations))
+        return AnalyticsReport(app: app, stats: stats, pointEvents: eventCount - spans, spanEvents: spans, useCases: useCases,
+                               network: network.summary, sessions: sessions.summary,
+                               useCasesOmitted: useCaseNames - listed.count)
+    }
+
+    /// Steps through every row without keeping any, then resets the statement.
+    private static func walk(_ statement: SQLiteStatement, _ row: (SQLiteStatement) -> Void) throws(SQLiteError) {
+        defer { statement.reset() }
+        while try statement.step() { row(statement) }
     }
 
     public func storedIDs(app: String, among ids: [UUID]) async throws -> Set<UUID> {
@@ -311,8 +390,15 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         }
     }
 
+    /// No time limit: `nflog-collector export` streams millions of rows for an operator, which
+    /// may rightly take minutes. The reader is busy meanwhile; ingest is not.
     public func exportEvents(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
-        try await onReadQueue { connection in try EventExporter.export(connection, app: app, line: line) }
+        try await onReadQueue(timeLimit: nil) { connection in try EventExporter.export(connection, app: app, line: line) }
+    }
+
+    /// Within the store's ``readTimeLimit``, like every other read.
+    public func exportPage(app: String, after: Int64, limit: Int) async throws -> ExportPage {
+        try await onReadQueue { connection in try EventExporter.page(connection, app: app, after: after, limit: limit) }
     }
 
     public func probeWrite() async throws {

@@ -25,6 +25,10 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether the statement was interrupted: by ``SQLiteConnection/withDeadline(_:checkEvery:_:)``
+    /// once its deadline passed (`SQLITE_INTERRUPT`).
+    public var isInterrupt: Bool { primaryCode == 9 }
+
     public var description: String {
         var text = "SQLite error \(code): \(message)"
         if let statement { text += " (while executing: \(statement))" }
