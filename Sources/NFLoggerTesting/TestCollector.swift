@@ -50,15 +50,17 @@ public final class TestCollector: Sendable {
     ///   - logger: where the collector logs; default: warnings and errors to the console.
     ///   - durableCommits: fsync every acknowledged batch, as `nflog-collector serve` does;
     ///     off by default: a test's collector need not survive a power cut.
+    ///   - readTimeLimit: how long one read (a report, a lookup, an export page) may run.
     public static func start(databasePath: String? = nil, port: Int = 0,
                              configuration: CollectorConfiguration = CollectorConfiguration(),
-                             logger: Logger? = nil, durableCommits: Bool = false) async throws -> TestCollector {
+                             logger: Logger? = nil, durableCommits: Bool = false,
+                             readTimeLimit: Duration = .seconds(30)) async throws -> TestCollector {
         let path = databasePath ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("nflog-test-collector-\(UUID().uuidString).sqlite").path
         var configuration = configuration
         configuration.host = "127.0.0.1"
         configuration.port = port
-        let store = try SQLiteEventStore(path: path, durableCommits: durableCommits)
+        let store = try SQLiteEventStore(path: path, durableCommits: durableCommits, readTimeLimit: readTimeLimit)
         let server = try CollectorServer(configuration: configuration, store: store, logger: logger)
         let (urls, continuation) = AsyncStream<URL>.makeStream()
         let task = Task {

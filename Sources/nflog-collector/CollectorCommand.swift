@@ -64,7 +64,13 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Bytes of upload bodies received at once, over all connections; past it an upload waits 0.2 s, then gets 503 with Retry-After and the connection closes.")
     var maxInflightBytes: Int = 64 * 1024 * 1024
 
+    @Option(help: "Seconds one read may run (a report, a lookup, an export page) before it is stopped with 503 and Retry-After; uploads are never held up by reads.")
+    var readTimeoutS: Double = 30
+
     func validate() throws {
+        guard readTimeoutS.isFinite, readTimeoutS > 0, readTimeoutS <= 3_600 else {
+            throw ValidationError("--read-timeout-s must be more than 0 and at most 3600")
+        }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard rateLimit.isFinite, rateLimit >= 0 else { throw ValidationError("--rate-limit must be 0 (no limit) or more") }
         guard rateBurst.map({ $0 >= 1 }) ?? true else { throw ValidationError("--rate-burst must be at least 1") }
@@ -136,7 +142,7 @@ struct Serve: AsyncParsableCommand {
         if let tlsCert, let tlsKey {
             configuration.tls = try CollectorTLS(certificateFile: URL(fileURLWithPath: tlsCert), privateKeyFile: URL(fileURLWithPath: tlsKey))
         }
-        let store = try SQLiteEventStore(path: db)
+        let store = try SQLiteEventStore(path: db, readTimeLimit: .milliseconds(Int64(readTimeoutS * 1_000)))
         let server = try CollectorServer(configuration: configuration, store: store)
         try await server.run(handleSignals: true) { url in
             // The contract: this is the first line on stdout. Written straight to the file descriptor

@@ -194,3 +194,22 @@ struct ReadIsolationTests {
         await collector.stop()
     }
 }
+
+extension ReadIsolationTests {
+    @Test("A read past the store's time limit is stopped: 503 with Retry-After naming the limit; uploads and later reads go on")
+    func readTimeLimit() async throws {
+        let collector = try await TestCollector.start(readTimeLimit: .milliseconds(1))
+        for _ in 0..<50 {
+            let json = BatchFixtures.batch(events: (0..<1_000).map { _ in BatchFixtures.span() })
+            _ = try await collector.store.store(try BatchDecoder().decode(Array(json.utf8)), app: TestCollector.app, receivedAt: 1_750_000_000_000)
+        }
+        let reader = CollectorClient.reader(collector)
+        let stopped = try await reader.send("GET", "v1/report")
+        #expect(stopped.status == 503 && stopped.header("Retry-After") == "30", "\(stopped.status)")
+        #expect(CollectorClient.message(stopped.body).contains("read time limit"), "\(CollectorClient.message(stopped.body))")
+        let upload = try await CollectorClient(collector).post(Array(BatchFixtures.batch(events: [BatchFixtures.point()]).utf8), encoding: nil)
+        #expect(upload.status == 200)
+        #expect(try await reader.send("GET", "v1/stats").status == 200, "stats are totals on the writer, within any limit")
+        await collector.stop()
+    }
+}

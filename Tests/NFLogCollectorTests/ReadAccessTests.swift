@@ -31,7 +31,7 @@ struct ReadAccessTests {
     /// Every read endpoint, as (method, path, body).
     static let readEndpoints: [(String, String, [UInt8])] = [
         ("GET", "v1/stats", []), ("GET", "v1/report", []),
-        ("POST", "v1/events/lookup", Array(#"{"uuids":["\#(UUID().uuidString)"]}"#.utf8)),
+        ("POST", "v1/events/lookup", Array(#"{"uuids":["\#(UUID().uuidString)"]}"#.utf8)), ("GET", "v1/export", []),
     ]
 
     func send(_ collector: TestCollector, _ method: String, _ path: String, query: String = "", body: [UInt8] = [],
@@ -86,6 +86,43 @@ struct ReadAccessTests {
             #expect(key.status == 200, "\(path) with the app key: \(key.status)")
         }
         #expect(try await collector.store.stats(app: "a").eventsStored == 1, "only the key's upload was stored")
+        await collector.stop()
+    }
+
+    @Test("Export over HTTP: pages in order, the next page named while a page is full, only the token's app")
+    func exportPages() async throws {
+        let collector = try await Self.start()
+        let ids = (0..<25).map { _ in UUID().uuidString.lowercased() }
+        let a = CollectorClient(collector, key: Self.keyA)
+        #expect(try await a.post(try CollectorClient.gzip(BatchFixtures.batch(events: ids.map { BatchFixtures.point($0) }))).status == 200)
+        #expect(try await CollectorClient(collector, key: Self.keyB).post(
+            try CollectorClient.gzip(BatchFixtures.batch(events: [BatchFixtures.point(UUID().uuidString.lowercased())]))).status == 200)
+
+        var after = "0"
+        var lines: [String] = []
+        var pages = 0
+        while true {
+            let response = try await send(collector, "GET", "v1/export", query: "?after=\(after)&limit=10", headers: ["Authorization": "Bearer \(Self.readA)"])
+            #expect(response.status == 200 && response.header("Content-Type") == "application/x-ndjson")
+            let page = String(decoding: response.body, as: UTF8.self).split(separator: "\n").map(String.init)
+            lines += page
+            pages += 1
+            guard let next = response.header(WireProtocol.nextPageHeader) else {
+                #expect(page.count < 10)
+                break
+            }
+            #expect(page.count == 10)
+            after = next
+        }
+        #expect(pages == 3 && lines.count == 25)
+        let exported = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(exported.map { $0["uuid"] as? String } == ids, "every event of app a, oldest first, once")
+        #expect(exported.allSatisfy { $0["app"] as? String == "a" })
+
+        for bad in ["?limit=0", "?limit=10001", "?after=-1", "?after=x"] {
+            let response = try await send(collector, "GET", "v1/export", query: bad, headers: ["Authorization": "Bearer \(Self.readA)"])
+            #expect(response.status == 400, "\(bad): \(response.status)")
+        }
         await collector.stop()
     }
 

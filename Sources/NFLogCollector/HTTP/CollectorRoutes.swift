@@ -60,6 +60,7 @@ struct CollectorRoutes: Sendable {
         read.post(RouterPath(WireProtocol.lookupPath)) { request, context in
             try await lookup(request, app: context.app(of: request), logger: context.logger)
         }
+        read.get(RouterPath(WireProtocol.exportPath)) { request, context in try await export(request, app: context.app(of: request)) }
     }
 
     private func postEvents(_ request: Request, app: String, logger: Logger) async throws -> Response {
@@ -210,6 +211,28 @@ struct CollectorRoutes: Sendable {
         return Self.json(out.bytes)
     }
 
+    /// `?after=ROW&limit=N` → up to N of the app's events after row ROW, oldest first, one JSON
+    /// object per line (the export command's format); `X-NFLog-Next-After` names the next page's
+    /// `after` when the page is full. Pages keep each read short (the store's read time limit)
+    /// and the answer's memory bounded, whatever the app's size.
+    private func export(_ request: Request, app: String) async throws -> Response {
+        let query = request.uri.queryParameters
+        let after = try Self.integer(query.get("after"), named: "after", default: 0, in: 0...Int64.max)
+        let limit = try Self.integer(query.get("limit"), named: "limit", default: 1_000, in: 1...Int64(Self.maxExportPage))
+        let page: ExportPage
+        do { page = try await store.exportPage(app: app, after: after, limit: Int(limit)) } catch { throw Self.readFailure(error) }
+        var headers: HTTPFields = [.contentType: "application/x-ndjson"]
+        if page.count == Int(limit), let last = page.last {
+            headers[Self.nextPageHeader] = String(last)
+        }
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: page.lines)))
+    }
+
+    /// The most events one export page holds.
+    static let maxExportPage = 10_000
+    // A valid token, so this never falls back.
+    static let nextPageHeader = HTTPField.Name(WireProtocol.nextPageHeader) ?? .contentLocation
+
     /// A query parameter that must be an integer within `range`; 400 naming it otherwise.
     static func integer(_ text: String?, named name: String, default value: Int64, in range: ClosedRange<Int64>) throws(CollectorHTTPError) -> Int64 {
         guard let text else { return value }
@@ -222,6 +245,9 @@ struct CollectorRoutes: Sendable {
     /// A read that failed: over the store's read time limit (the question is too large for one
     /// request now), or the store unavailable. 503 with `Retry-After` either way: nothing changed.
     static func readFailure(_ error: any Error) -> CollectorHTTPError {
+        if let error = error as? ReadTimeLimitExceeded {
+            return CollectorHTTPError(.serviceUnavailable, message: "the read was stopped: \(error)", headers: [.retryAfter: "30"])
+        }
         return CollectorHTTPError(.serviceUnavailable, message: "the event store is unavailable; retry later", headers: [.retryAfter: "5"])
     }
 
