@@ -136,6 +136,10 @@ struct ReadTimeLimitTests {
         #expect(report.pointEvents == 1 && report.useCases["form"]?.duration.p50Milliseconds == 7)
         #expect(try await store.apps() == ["dev"])
         await store.close()
+        // A limit of Int64.max seconds (an operator's "never") is simply never reached.
+        let patient = try SQLiteEventStore(path: StoreFixtures.temporaryPath(), durableCommits: false, readTimeLimit: .seconds(Int64.max))
+        #expect(try await patient.apps() == [])
+        await patient.close()
     }
 
     @Test("The deadline is removed after its body: a later long statement on the connection runs to the end")

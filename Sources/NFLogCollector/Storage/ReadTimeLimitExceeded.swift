@@ -13,8 +13,10 @@ public struct ReadTimeLimitExceeded: Error, Sendable, CustomStringConvertible {
 
     /// "the read took longer than 30 s (the store's read time limit)"; under a second, in ms.
     public var description: String {
-        let milliseconds = Double(limit.components.seconds) * 1_000 + Double(limit.components.attoseconds) / 1e15
-        let amount = milliseconds >= 1_000 ? String(format: "%g s", milliseconds / 1_000) : String(format: "%g ms", milliseconds)
+        let (seconds, attoseconds) = limit.components
+        let milliseconds = Double(seconds) * 1_000 + Double(attoseconds) / 1e15
+        let amount = attoseconds == 0 ? "\(seconds) s"
+            : milliseconds >= 1_000 ? String(format: "%g s", milliseconds / 1_000) : String(format: "%g ms", milliseconds)
         return "the read took longer than \(amount) (the store's read time limit)"
     }
 }

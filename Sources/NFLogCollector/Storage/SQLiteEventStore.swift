@@ -351,12 +351,13 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         try networkRows.bind(app, at: 1)
         try walk(networkRows) { network.add($0.double(at: 0)) }
 
-        // A session lasts from its start to its last suspension; one with neither is left out.
-        let ended = "FROM sessions WHERE app = ?1 AND ended_ms IS NOT NULL AND ended_ms - started_ms >= 0"
-        let sessionCount = try c.prepare("SELECT count(*) \(ended)")
+        // A session lasts from its start to its last suspension; one never suspended, or
+        // suspended before it started (a device's clock), is left out.
+        let endedSessions = "FROM sessions WHERE app = ?1 AND ended_ms IS NOT NULL AND ended_ms - started_ms >= 0"
+        let sessionCount = try c.prepare("SELECT count(*) \(endedSessions)")
         try sessionCount.bind(app, at: 1)
         var sessions = SortedDurations(count: Int(try sessionCount.collect { $0.int64(at: 0) }.first ?? 0))
-        let sessionRows = try c.prepare("SELECT ended_ms - started_ms AS duration \(ended) ORDER BY duration")
+        let sessionRows = try c.prepare("SELECT ended_ms - started_ms AS duration \(endedSessions) ORDER BY duration")
         try sessionRows.bind(app, at: 1)
         try walk(sessionRows) { sessions.add(Double($0.int64(at: 0))) }
 
