@@ -64,6 +64,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Bytes of upload bodies received at once, over all connections; past it an upload waits 0.2 s, then gets 503 with Retry-After and the connection closes.")
     var maxInflightBytes: Int = 64 * 1024 * 1024
 
+    /// The `report` and `export` commands: an operator's own read of the file, as long as it takes.
+    static let unlimitedReads = Duration.seconds(Int64.max)
+
     @Option(help: "Seconds one read may run (a report, a lookup, an export page) before it is stopped with 503 and Retry-After; uploads are never held up by reads.")
     var readTimeoutS: Double = 30
 
@@ -167,7 +170,7 @@ struct Export: AsyncParsableCommand {
         guard FileManager.default.fileExists(atPath: db) else {
             throw ValidationError("no database at \(db)")
         }
-        let store = try SQLiteEventStore(path: db)
+        let store = try SQLiteEventStore(path: db, readTimeLimit: Serve.unlimitedReads)
         let output = FileHandle.standardOutput
         try await store.exportEvents(app: app) { line in output.write(Data(line)) }
         await store.close()
@@ -189,7 +192,7 @@ struct Report: AsyncParsableCommand {
 
     func run() async throws {
         guard FileManager.default.fileExists(atPath: db) else { throw ValidationError("no database at \(db)") }
-        let store = try SQLiteEventStore(path: db)
+        let store = try SQLiteEventStore(path: db, readTimeLimit: Serve.unlimitedReads)
         let apps: [String]
         if let app { apps = [app] } else { apps = try await store.apps() }
         var reports: [AnalyticsReport] = []

@@ -220,3 +220,26 @@ final class LineBytes: @unchecked Sendable {
     func append(_ line: [UInt8]) { lock.withLock { value += line } }
     var bytes: [UInt8] { lock.withLock { value } }
 }
+
+@Suite("Checkpoints off the writer")
+struct CheckpointTests {
+    @Test("The writer never checkpoints; the checkpointer keeps the log from growing with what was stored")
+    func logStaysSmall() async throws {
+        let path = StoreFixtures.temporaryPath()
+        let store = try SQLiteEventStore(path: path)
+        #expect(try store.walAutocheckpointSetting() == 0, "the writer's commits only append")
+        var written = 0
+        for _ in 0..<20 {
+            _ = try await store.store(StoreFixtures.batch((0..<1_000).map { _ in StoreFixtures.point() }), app: "a", receivedAt: 1)
+            written += 1
+            try await Task.sleep(for: WALCheckpointer.interval + .milliseconds(20))
+        }
+        let log = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0
+        let file = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+        // Without checkpoints the log would hold all 20 batches, more than the file (still nearly
+        // empty); with them, it restarts from its beginning and keeps its high-water mark of a few.
+        #expect(2 * log < file, "log \(log) bytes, file \(file) bytes after \(written) batches")
+        #expect(try await store.stats(app: "a").eventsStored == 20_000)
+        await store.close()
+    }
+}

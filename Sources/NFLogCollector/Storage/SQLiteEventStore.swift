@@ -4,11 +4,11 @@ import NFLogSupport
 
 /// The default ``EventStore``: one SQLite file (WAL), created if missing.
 ///
-/// Two connections, each used only on its own serial queue: the writer stores batches one
+/// Three connections, each used only on its own serial queue: the writer stores batches one
 /// transaction at a time (what SQLite allows anyway); the reader answers reports, lookups, the
 /// app list and exports beside it (WAL lets readers run while the writer commits), so a report
-/// over millions of events never holds up an upload. The async callers wait without blocking a
-/// thread.
+/// over millions of events never holds up an upload; and a ``WALCheckpointer`` moves the log into
+/// the file, so the writer only appends. The async callers wait without blocking a thread.
 public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     // @unchecked: `connection` and `statements` are touched only on `queue`; `reader` only on
     // `readQueue`.
@@ -17,6 +17,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     private var statements: Statements?
     private let readQueue = DispatchQueue(label: "nflog-collector.store.read")
     private var reader: SQLiteConnection?
+    private let checkpointer: WALCheckpointer
     public let path: String
 
     /// How long one read (a report, a lookup, the app list, a page of an export) may run before
@@ -38,6 +39,8 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         self.path = path
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
         try connection.enableWriteAheadLog(durableCommits: durableCommits)
+        // The checkpointer's job, off the writer's commits.
+        try connection.execute("PRAGMA wal_autocheckpoint = 0")
         try SQLiteMigrator.migrate(connection, CollectorSchema.migrations)
         self.statements = try Statements(connection)
         self.connection = connection
@@ -45,12 +48,18 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         let reader = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
         try reader.execute("PRAGMA query_only = 1")
         self.reader = reader
+        self.checkpointer = try WALCheckpointer(path: path, writerQueue: queue)
     }
 
     /// `PRAGMA synchronous` of the store's connection (2: FULL), for the test that holds the
     /// acknowledgement promise to it.
     func synchronousSetting() throws -> Int64? {
         try queue.sync { () throws -> Int64? in try connection?.scalarInt("PRAGMA synchronous") }
+    }
+
+    /// `PRAGMA wal_autocheckpoint` of the writer (0: the ``WALCheckpointer`` does it), for its test.
+    func walAutocheckpointSetting() throws -> Int64? {
+        try queue.sync { () throws -> Int64? in try connection?.scalarInt("PRAGMA wal_autocheckpoint") }
     }
 
     private struct Statements {
@@ -152,7 +161,8 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
 
     public func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult {
         try await onQueue { connection, s in
-            try connection.transaction { () throws(SQLiteError) -> StoreResult in
+            defer { self.checkpointer.committed() }
+            return try connection.transaction { () throws(SQLiteError) -> StoreResult in
                 let context = try Self.contextRowID(batch, app: app, s)
                 for session in batch.context.sessions {
                     try s.upsertSession.bind(app, at: 1)
@@ -424,5 +434,6 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 }
             }
         }
+        await checkpointer.close()
     }
 }
