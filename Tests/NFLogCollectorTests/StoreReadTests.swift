@@ -226,13 +226,13 @@ struct CheckpointTests {
     @Test("The writer never checkpoints; the checkpointer keeps the log from growing with what was stored")
     func logStaysSmall() async throws {
         let path = StoreFixtures.temporaryPath()
-        let store = try SQLiteEventStore(path: path)
+        let store = try SQLiteEventStore(path: path, durableCommits: true, readTimeLimit: .seconds(30), checkpointInterval: .milliseconds(200))
         #expect(try store.walAutocheckpointSetting() == 0, "the writer's commits only append")
         var written = 0
         for _ in 0..<20 {
             _ = try await store.store(StoreFixtures.batch((0..<1_000).map { _ in StoreFixtures.point() }), app: "a", receivedAt: 1)
             written += 1
-            try await Task.sleep(for: WALCheckpointer.interval + .milliseconds(20))
+            try await Task.sleep(for: .milliseconds(220))
         }
         let log = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0
         let file = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
@@ -241,5 +241,38 @@ struct CheckpointTests {
         #expect(2 * log < file, "log \(log) bytes, file \(file) bytes after \(written) batches")
         #expect(try await store.stats(app: "a").eventsStored == 20_000)
         await store.close()
+    }
+}
+
+@Suite("Collector schema migrations")
+struct CollectorMigrationTests {
+    @Test("A store at each earlier version migrates to the newest, and its report reads the rows it had", arguments: 1...4)
+    func fromEarlierVersion(version: Int) async throws {
+        let path = StoreFixtures.temporaryPath()
+        do {
+            let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 1_000)
+            try connection.enableWriteAheadLog()
+            try SQLiteMigrator.migrate(connection, Array(CollectorSchema.migrations.prefix(version)))
+            #expect(try connection.scalarInt("PRAGMA user_version") == Int64(version))
+            try connection.execute("""
+                INSERT INTO contexts (id, app, sdk_name, sdk_version, app_id, app_version, os_name, os_version, locale)
+                VALUES (1, 'a', 'NFLogger', '1', 'a', '1', 'iOS', '18', 'en');
+                INSERT INTO events (app, uuid, batch_id, session, context_id, name, kind, type, timestamp_ms, end_ms, duration_ms,
+                                    end_parameters, received_ms)
+                VALUES ('a', x'01', x'00', x'00', 1, 'form.signup', 'span', 'usecase', 1, 11, 10, '{"completed":true}', 1),
+                       ('a', x'02', x'00', x'00', 1, 'form.signup', 'span', 'usecase', 1, 31, 30, '{"completed":false}', 1),
+                       ('a', x'03', x'00', x'00', 1, 'form.signup', 'span', 'usecase', 1, 21, 20, NULL, 1);
+                INSERT INTO totals (app, events, duplicates, batches, requests) VALUES ('a', 3, 0, 1, 1);
+                """)
+        }
+        let store = try SQLiteEventStore(path: path)
+        let report = try await store.report(app: "a")
+        let signup = try #require(report.useCases["form.signup"])
+        #expect(signup.started == 3 && signup.abandoned == 1 && signup.completed == 2)
+        #expect(signup.duration.p50Milliseconds == 10 && signup.duration.p95Milliseconds == 20)
+        #expect(report.spanEvents == 3 && report.pointEvents == 0)
+        await store.close()
+        let reopened = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 1_000)
+        #expect(try reopened.scalarInt("PRAGMA user_version") == Int64(CollectorSchema.migrations.count))
     }
 }

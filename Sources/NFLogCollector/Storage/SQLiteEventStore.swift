@@ -34,7 +34,12 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     ///     and throws ``ReadTimeLimitExceeded``, so a report over a huge store cannot hold the
     ///     reader indefinitely. It counts from when the read starts, not while it waits behind
     ///     another. ``exportEvents(app:line:)`` (the operator's local export) has no limit.
-    public init(path: String, durableCommits: Bool = true, readTimeLimit: Duration = .seconds(30)) throws {
+    public convenience init(path: String, durableCommits: Bool = true, readTimeLimit: Duration = .seconds(30)) throws {
+        try self.init(path: path, durableCommits: durableCommits, readTimeLimit: readTimeLimit, checkpointInterval: WALCheckpointer.defaultInterval)
+    }
+
+    /// As the public initializer, with the checkpointer's interval (tests shorten it).
+    init(path: String, durableCommits: Bool, readTimeLimit: Duration, checkpointInterval: Duration) throws {
         self.readTimeLimit = readTimeLimit
         self.path = path
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
@@ -48,7 +53,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         let reader = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
         try reader.execute("PRAGMA query_only = 1")
         self.reader = reader
-        self.checkpointer = try WALCheckpointer(path: path, writerQueue: queue)
+        self.checkpointer = try WALCheckpointer(path: path, writerQueue: queue, interval: checkpointInterval)
     }
 
     /// `PRAGMA synchronous` of the store's connection (2: FULL), for the test that holds the
@@ -86,8 +91,11 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 """)
             insertEvent = try c.prepare("""
                 INSERT INTO events (app, uuid, batch_id, session, context_id, name, kind, type, timestamp_ms,
-                                    end_ms, duration_ms, parameters, end_parameters, received_ms, abandoned)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (app, uuid) DO NOTHING
+                                    end_ms, duration_ms, parameters, end_parameters, received_ms, abandoned, given_up)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+                        CASE WHEN ?7 = 'span' AND ?8 = 'usecase'
+                             THEN ?15 = 1 OR coalesce(json_extract(?13, '$.completed'), 1) IN (0, 'false') END)
+                ON CONFLICT (app, uuid) DO NOTHING
                 """)
             isNewBatch = try c.prepare("SELECT count(*) FROM batches WHERE app = ? AND uuid = ?")
             upsertBatch = try c.prepare("""
@@ -305,9 +313,10 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         try c.execute("BEGIN")
         defer { c.rollbackIfNeeded() }  // read-only: there is nothing to commit
 
-        // Both counts from indexes, without reading the events: every event by the (app, uuid)
-        // index, the spans by events_spans. An event is a point or a span (the decoder admits nothing else).
-        let events = try c.prepare("SELECT count(*) FROM events WHERE app = ?1")
+        // Counts without reading the events: every event from the app's totals (kept by each
+        // commit, read in this snapshot), the spans from events_spans. An event is a point or a
+        // span (the decoder admits nothing else).
+        let events = try c.prepare("SELECT coalesce(max(events), 0) FROM totals WHERE app = ?1")
         try events.bind(app, at: 1)
         let eventCount = Int(try events.collect { $0.int64(at: 0) }.first ?? 0)
         let counts = try c.prepare("""
@@ -317,12 +326,14 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         try counts.bind(app, at: 1)
         let (spans, roundTrips) = try counts.collect { (Int($0.int64(at: 0)), Int($0.int64(at: 1))) }.first ?? (0, 0)
 
-        // Use cases: spans of type "usecase". Abandoned: closed by the SDK, or ended with completed: false.
-        let givenUp = "abandoned = 1 OR coalesce(json_extract(end_parameters, '$.completed'), 1) IN (0, 'false')"
+        // Use cases: spans of type "usecase". Given up (abandoned, in the report): closed by the
+        // SDK, or ended with completed: false: the column `given_up`, written with the event and
+        // held by events_use_cases, so these queries read only that index (named: the planner
+        // would take events_spans, which matches more of the WHERE, and read every use case's row).
         // The most started first; `count(*) OVER ()` counts every name, listed or not.
         let useCaseCounts = try c.prepare("""
-            SELECT name, count(*) AS started, sum(\(givenUp)), count(*) OVER ()
-            FROM events WHERE app = ?1 AND kind = 'span' AND type = 'usecase'
+            SELECT name, count(*) AS started, sum(given_up), count(*) OVER ()
+            FROM events INDEXED BY events_use_cases WHERE app = ?1 AND kind = 'span' AND type = 'usecase'
             GROUP BY name ORDER BY started DESC, name LIMIT ?2
             """)
         try useCaseCounts.bind(app, at: 1)
@@ -337,8 +348,8 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         }
         var durations = listed.mapValues { SortedDurations(count: $0.started - $0.abandoned) }
         let completed = try c.prepare("""
-            SELECT name, duration_ms FROM events
-            WHERE app = ?1 AND kind = 'span' AND type = 'usecase' AND NOT (\(givenUp))
+            SELECT name, duration_ms FROM events INDEXED BY events_use_cases
+            WHERE app = ?1 AND kind = 'span' AND type = 'usecase' AND given_up = 0
             ORDER BY name, duration_ms
             """)
         try completed.bind(app, at: 1)
