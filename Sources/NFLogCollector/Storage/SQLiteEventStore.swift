@@ -7,8 +7,9 @@ import NFLogSupport
 /// Three connections, each used only on its own serial queue: the writer stores batches one
 /// transaction at a time (what SQLite allows anyway); the reader answers reports, lookups, the
 /// app list and exports beside it (WAL lets readers run while the writer commits), so a report
-/// over millions of events never holds up an upload; and a ``WALCheckpointer`` moves the log into
-/// the file, so the writer only appends. The async callers wait without blocking a thread.
+/// over millions of events never holds up an upload; and a ``WALCheckpointer`` copies the log
+/// into the file after a read, so the writer never does that catch-up. The async callers wait
+/// without blocking a thread.
 public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     // @unchecked: `connection` and `statements` are touched only on `queue`; `reader` only on
     // `readQueue`.
@@ -34,18 +35,11 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     ///     and throws ``ReadTimeLimitExceeded``, so a report over a huge store cannot hold the
     ///     reader indefinitely. It counts from when the read starts, not while it waits behind
     ///     another. ``exportEvents(app:line:)`` (the operator's local export) has no limit.
-    public convenience init(path: String, durableCommits: Bool = true, readTimeLimit: Duration = .seconds(30)) throws {
-        try self.init(path: path, durableCommits: durableCommits, readTimeLimit: readTimeLimit, checkpointInterval: WALCheckpointer.defaultInterval)
-    }
-
-    /// As the public initializer, with the checkpointer's interval (tests shorten it).
-    init(path: String, durableCommits: Bool, readTimeLimit: Duration, checkpointInterval: Duration) throws {
+    public init(path: String, durableCommits: Bool = true, readTimeLimit: Duration = .seconds(30)) throws {
         self.readTimeLimit = readTimeLimit
         self.path = path
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
         try connection.enableWriteAheadLog(durableCommits: durableCommits)
-        // The checkpointer's job, off the writer's commits.
-        try connection.execute("PRAGMA wal_autocheckpoint = 0")
         try SQLiteMigrator.migrate(connection, CollectorSchema.migrations)
         self.statements = try Statements(connection)
         self.connection = connection
@@ -53,7 +47,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         let reader = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
         try reader.execute("PRAGMA query_only = 1")
         self.reader = reader
-        self.checkpointer = try WALCheckpointer(path: path, writerQueue: queue, interval: checkpointInterval)
+        self.checkpointer = try WALCheckpointer(path: path, writer: connection, writerQueue: queue)
     }
 
     /// `PRAGMA synchronous` of the store's connection (2: FULL), for the test that holds the
@@ -152,6 +146,8 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 guard let reader = self.reader else {
                     return continuation.resume(throwing: SQLiteError(code: 21, message: "the store is closed"))
                 }
+                self.checkpointer.readWillStart()
+                defer { self.checkpointer.readDidEnd() }
                 let result = Result { () throws -> T in
                     guard let timeLimit else { return try body(reader) }
                     do {
@@ -169,8 +165,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
 
     public func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult {
         try await onQueue { connection, s in
-            defer { self.checkpointer.committed() }
-            return try connection.transaction { () throws(SQLiteError) -> StoreResult in
+            try connection.transaction { () throws(SQLiteError) -> StoreResult in
                 let context = try Self.contextRowID(batch, app: app, s)
                 for session in batch.context.sessions {
                     try s.upsertSession.bind(app, at: 1)
@@ -328,12 +323,12 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
 
         // Use cases: spans of type "usecase". Given up (abandoned, in the report): closed by the
         // SDK, or ended with completed: false: the column `given_up`, written with the event and
-        // held by events_use_cases, so these queries read only that index (named: the planner
-        // would take events_spans, which matches more of the WHERE, and read every use case's row).
+        // held by events_spans, so these queries read only that index (named, so that no plan
+        // reads the events themselves).
         // The most started first; `count(*) OVER ()` counts every name, listed or not.
         let useCaseCounts = try c.prepare("""
             SELECT name, count(*) AS started, sum(given_up), count(*) OVER ()
-            FROM events INDEXED BY events_use_cases WHERE app = ?1 AND kind = 'span' AND type = 'usecase'
+            FROM events INDEXED BY events_spans WHERE app = ?1 AND kind = 'span' AND type = 'usecase'
             GROUP BY name ORDER BY started DESC, name LIMIT ?2
             """)
         try useCaseCounts.bind(app, at: 1)
@@ -348,7 +343,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         }
         var durations = listed.mapValues { SortedDurations(count: $0.started - $0.abandoned) }
         let completed = try c.prepare("""
-            SELECT name, duration_ms FROM events INDEXED BY events_use_cases
+            SELECT name, duration_ms FROM events INDEXED BY events_spans
             WHERE app = ?1 AND kind = 'span' AND type = 'usecase' AND given_up = 0
             ORDER BY name, duration_ms
             """)
@@ -366,7 +361,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
 
         var network = SortedDurations(count: roundTrips)
         let networkRows = try c.prepare("""
-            SELECT duration_ms FROM events WHERE app = ?1 AND kind = 'span' AND type = 'network' AND abandoned = 0
+            SELECT duration_ms FROM events INDEXED BY events_spans WHERE app = ?1 AND kind = 'span' AND type = 'network' AND abandoned = 0
             ORDER BY duration_ms
             """)
         try networkRows.bind(app, at: 1)
