@@ -110,6 +110,12 @@ struct DeliveryTests {
         var configuration = configuration(scratch, collector: collector.url, transport: transport)
         configuration.upload.batchMaxEvents = 100
         configuration.upload.maxConcurrentUploads = 1  // one request at a time: the order below is exact
+        // A failed batch waits a full-jitter draw from [0, initial backoff). With the tests' 20 ms,
+        // a draw shorter than the moment the next request takes (a few ms, tens on a loaded CI
+        // machine) rightly sends the same batch again at once, which this test would read as not
+        // waiting alone (it did, once in CI). From [0, 2 s) that is a hundred times rarer.
+        configuration.upload.initialBackoff = .seconds(2)
+        configuration.upload.maxBackoff = .seconds(4)
         let logger = try NFLogger(configuration: configuration)
         let recorded = await logEvents(logger, points: 800, spans: 0)
         await deliverAll(logger)
