@@ -8,7 +8,7 @@ public enum Percentiles {
 
     /// The 1-based rank of the p-th percentile among `count` sorted values; `nil` when there are
     /// none or `p` is outside (0, 100].
-    public static func rank(_ p: Double, count: Int) -> Int? {
+    static func rank(_ p: Double, count: Int) -> Int? {
         guard count > 0, p > 0, p <= 100 else { return nil }
         let rank = Int((p / 100 * Double(count)).rounded(.up))
         return min(max(rank, 1), count)

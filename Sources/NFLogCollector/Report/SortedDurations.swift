@@ -4,9 +4,9 @@
 ///
 /// Adding in ascending order also makes the mean the same, to the last bit, as that of
 /// ``DurationSummary/init(_:)``, which sums the sorted array.
-public struct SortedDurations: Sendable {
+struct SortedDurations: Sendable {
     /// How many durations are expected; it fixes the ranks.
-    public let expected: Int
+    let expected: Int
     private let rank50: Int?
     private let rank95: Int?
     private var seen = 0
@@ -15,14 +15,14 @@ public struct SortedDurations: Sendable {
     private var p50: Double?
     private var p95: Double?
 
-    public init(count: Int) {
+    init(count: Int) {
         expected = count
         rank50 = Percentiles.rank(50, count: count)
         rank95 = Percentiles.rank(95, count: count)
     }
 
     /// Adds the next duration; each must be at least the one before.
-    public mutating func add(_ value: Double) {
+    mutating func add(_ value: Double) {
         seen += 1
         sum += value
         last = value
@@ -33,7 +33,7 @@ public struct SortedDurations: Sendable {
     /// The summary of the durations added. Fewer than ``expected`` (the rows changed between the
     /// count and the walk; the store reads both in one snapshot, so it does not happen there)
     /// give the largest value seen for a rank never reached.
-    public var summary: DurationSummary {
+    var summary: DurationSummary {
         guard seen > 0 else { return DurationSummary(count: 0, p50Milliseconds: nil, p95Milliseconds: nil, meanMilliseconds: nil) }
         return DurationSummary(count: seen, p50Milliseconds: p50 ?? last, p95Milliseconds: p95 ?? last,
                                meanMilliseconds: sum / Double(seen))
