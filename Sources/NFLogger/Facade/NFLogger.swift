@@ -66,7 +66,9 @@ public final class NFLogger: Sendable {
         self.encoder = ParameterEncoder(maxBytes: configuration.limits.maxParametersBytes)
         let label = "nflogger.\(configuration.appID)"
         self.completions = CompletionDispatcher(queue: configuration.completionQueue ?? DispatchQueue(label: label + ".completions"))
-        let database = DatabaseManager(
+        // The one queue that owns the database and the uploads (checked in debug builds).
+        let owner = QueueOwner(queue: DispatchQueue(label: label + ".requests", qos: .utility))
+        let database = DatabaseManager(owner: owner,
             path: configuration.databaseURL.path,
             busyTimeoutMilliseconds: Int32(clamping: configuration.limits.busyTimeout.milliseconds),
             properties: StandardProperties(appID: configuration.appID, appVersion: configuration.appVersion),
@@ -77,7 +79,7 @@ public final class NFLogger: Sendable {
         let transport = configuration.makeTransport()
         ownTransport = configuration.transport == nil ? transport as? DefaultHTTPTransport : nil
         let requests = RequestManager(configuration: configuration, transport: transport, database: database, completions: completions,
-                                      sessions: sessions, clock: clock, label: label + ".requests")
+                                      sessions: sessions, clock: clock, owner: owner)
         self.requests = requests
         requests.apply(initialPolicy)
         if let url = configuration.policyURL, let appKey = configuration.appKey {

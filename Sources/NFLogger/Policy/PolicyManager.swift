@@ -34,6 +34,8 @@ final class PolicyManager: @unchecked Sendable {
         set { statusBox.withLock { $0 = newValue } }
     }
     private var inFlight = false
+    /// The policy request on the network, cancelled by ``close()``.
+    private var fetch: Task<Void, Never>?
     private var waiting: [@Sendable (PolicyUpdate) -> Void] = []
     private var refreshTimer: (any DispatchSourceTimer)?
     private var expiryTimer: (any DispatchSourceTimer)?
@@ -101,6 +103,7 @@ final class PolicyManager: @unchecked Sendable {
             self.closed = true
             self.refreshTimer?.cancel()
             self.expiryTimer?.cancel()
+            self.fetch?.cancel()  // its settle tells the waiters .closed
         }
     }
 
@@ -122,7 +125,7 @@ final class PolicyManager: @unchecked Sendable {
         let request = HTTPRequest(url: url, method: "GET", headers: headers, body: Data())
         logger.trace("checking for a newer policy", metadata: ["etag": "\(current?.etag ?? "-")"])
         let transport = self.transport
-        Task {
+        fetch = Task {
             let outcome: Result<HTTPResponse, any Error>
             do { outcome = .success(try await transport.send(request)) } catch { outcome = .failure(error) }
             self.queue.async { self.settle(outcome) }
@@ -131,6 +134,7 @@ final class PolicyManager: @unchecked Sendable {
 
     private func settle(_ outcome: Result<HTTPResponse, any Error>) {
         inFlight = false
+        fetch = nil
         guard !closed else {
             // Closed while the request was out: apply nothing, write nothing, tell the waiters.
             let waiters = waiting

@@ -48,8 +48,8 @@ final class RequestManager: @unchecked Sendable {
     }
 
     init(configuration: Configuration, transport: any HTTPTransport, database: DatabaseManager,
-         completions: CompletionDispatcher, sessions: SessionTracker, clock: any EventClock, label: String) {
-        let queue = DispatchQueue(label: label, qos: .utility)
+         completions: CompletionDispatcher, sessions: SessionTracker, clock: any EventClock, owner: QueueOwner) {
+        let queue = owner.queue
         logger = configuration.logger
         self.queue = queue
         self.database = database

@@ -11,7 +11,8 @@ import Darwin
 /// migrations), prepares the tables, and applies batches of ``StorageRequest``s in one
 /// transaction each.
 ///
-/// Used only on the RequestManager's serial queue, which is what makes its mutable state safe.
+/// Used only on the RequestManager's serial queue, which is what makes its mutable state safe;
+/// each entry point checks it (``QueueOwner``, debug builds).
 final class DatabaseManager {
     let path: String
     private let busyTimeoutMilliseconds: Int32
@@ -52,10 +53,13 @@ final class DatabaseManager {
 
     /// The SDK's own log: what went wrong with the file, never what events hold.
     private let logger: Logger
+    /// The RequestManager's queue: every entry point checks it is called there (debug builds).
+    private let owner: QueueOwner
 
-    init(path: String, busyTimeoutMilliseconds: Int32, properties: StandardProperties, limits: StorageLimits,
+    init(owner: QueueOwner, path: String, busyTimeoutMilliseconds: Int32, properties: StandardProperties, limits: StorageLimits,
          cipher: ParameterCipher? = nil, clock: any EventClock = SystemEventClock(),
          logger: Logger = Logger(label: "nflogger", factory: { _ in SwiftLogNoOpLogHandler() })) {
+        self.owner = owner
         self.path = path
         self.cipher = cipher
         self.logger = logger
@@ -69,7 +73,8 @@ final class DatabaseManager {
     /// so logging resumes by itself once the cause (a full disk, a locked file) goes away.
     @discardableResult
     func openIfNeeded() throws(SQLiteError) -> SQLiteConnection {
-        try openDatabase().connection
+        owner.check()
+        return try openDatabase().connection
     }
 
     private func openDatabase() throws(SQLiteError) -> Open {
@@ -227,6 +232,7 @@ final class DatabaseManager {
     /// Closes the connection for good, as the logger closes: spans still open are not abandoned
     /// at the next start (the app may end them by id then).
     func close() {
+        owner.check()
         if let open {
             try? open.connection.execute("DELETE FROM open_epochs WHERE epoch = \(processClockEpoch)")
         }
@@ -254,6 +260,7 @@ final class DatabaseManager {
     /// transaction of its own so the others are not failed with it; if the database as a whole
     /// failed (full, read-only, busy, damaged), every request gets that storage error.
     func write(_ requests: some Collection<StorageRequest>) -> [LogStatus] {
+        owner.check()
         do throws(SQLiteError) {
             let db = try openDatabase()
             var statuses: [LogStatus] = []
@@ -287,6 +294,7 @@ final class DatabaseManager {
     /// Runs `body` with the outbox inside one transaction. On failure everything is rolled back
     /// and the error is remembered, as for writes.
     func withOutbox<T>(_ body: (Outbox) throws(SQLiteError) -> T) throws(StorageError) -> T {
+        owner.check()
         do throws(SQLiteError) {
             let db = try openDatabase()
             return try db.connection.transaction { () throws(SQLiteError) -> T in try body(db.outbox) }
@@ -338,6 +346,7 @@ final class DatabaseManager {
     /// A failure here is logged in `lastError` and retried at the next write; nothing recorded is
     /// affected by it.
     func enforceLimits(includingAge: Bool) {
+        owner.check()
         guard let db = try? openDatabase() else { return }
         enforceLimits(db, now: clock.wallMilliseconds(), includingAge: includingAge)
     }
@@ -387,6 +396,7 @@ final class DatabaseManager {
 
     /// What is stored, for diagnostics.
     func storedCounts() throws(SQLiteError) -> (points: Int, spans: Int, openSpans: Int) {
+        owner.check()
         let db = try openDatabase()
         return (try db.tables.points.count(), try db.tables.spans.count(), try db.tables.spans.openCount())
     }

@@ -58,6 +58,10 @@ final class Uploader: @unchecked Sendable {
     static let failedBodiesMaxBytes = 1 << 20
     private var suspended = false
     private var closed = false
+    /// The request of each batch on the network, cancelled by ``close()``: a closed logger leaves
+    /// nothing running (the batch stays stored and goes again next time; the collector keeps
+    /// each event once).
+    private var sending: [Int64: Task<Void, Never>] = [:]
     /// Halved on 413/400/422 to split a batch; back to the setting once the queue is empty.
     private var batchMaxEvents: Int
     private var recordedSinceUpload = 0
@@ -117,6 +121,7 @@ final class Uploader: @unchecked Sendable {
 
     /// Starts the interval timer and sends what a previous run left behind.
     func start() {
+        QueueOwner(queue: queue).check()
         scheduleInterval()
         resumeHold()
         trigger()
@@ -145,6 +150,7 @@ final class Uploader: @unchecked Sendable {
 
     /// Takes a policy's upload settings (or, with `nil`, goes back to the configuration's).
     func apply(_ overrides: Policy.Upload?) {
+        QueueOwner(queue: queue).check()
         var next = baseSettings
         if let interval = overrides?.interval { next.interval = interval }
         if let events = overrides?.batchMaxEvents { next.batchMaxEvents = events }
@@ -159,6 +165,7 @@ final class Uploader: @unchecked Sendable {
 
     /// Counts newly recorded events; past the threshold, uploads without waiting for the interval.
     func recorded(_ count: Int) {
+        QueueOwner(queue: queue).check()
         recordedSinceUpload += count
         if recordedSinceUpload >= settings.countThreshold { trigger() }
     }
@@ -181,6 +188,7 @@ final class Uploader: @unchecked Sendable {
     /// Uploads everything stored, then reports. Stops at the first failure and says why; during
     /// a backoff it reports the failure that caused it without sending.
     func flush(_ completion: @escaping @Sendable (FlushResult) -> Void) {
+        QueueOwner(queue: queue).check()
         let watermark = try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.watermark() }
         flushes.add(.init(uploadedAtStart: uploadedEvents, quarantinedAtStart: quarantinedEvents,
                           watermark: watermark, completion: completion))
@@ -191,17 +199,20 @@ final class Uploader: @unchecked Sendable {
     }
 
     func suspend() {
+        QueueOwner(queue: queue).check()
         suspended = true
         finishFlushes(.suspended)
     }
 
     func resume() {
+        QueueOwner(queue: queue).check()
         guard suspended else { return }
         suspended = false
         trigger()
     }
 
     func close() {
+        QueueOwner(queue: queue).check()
         closed = true
         failedBodies = [:]
         failedBodiesBytes = 0
@@ -209,6 +220,8 @@ final class Uploader: @unchecked Sendable {
         batchFailures = [:]
         retryTimer?.cancel()
         intervalTimer?.cancel()
+        for task in sending.values { task.cancel() }
+        sending = [:]
         finishFlushes(.closed)
     }
 
@@ -291,10 +304,17 @@ final class Uploader: @unchecked Sendable {
             guard gate.isOpen(at: clock.monotonicNanoseconds()) else {
                 return queue.async { self.settle(batch, body: body, .failure(HeldBack())) }
             }
-            Task {
+            let task = Task {
                 let outcome: Result<HTTPResponse, any Error>
                 do { outcome = .success(try await transport.send(request)) } catch { outcome = .failure(error) }
                 queue.async { self.settle(batch, body: body, outcome) }
+            }
+            queue.async {
+                if self.closed {
+                    task.cancel()
+                } else if self.inFlight[batch.rowID] != nil {  // not settled already
+                    self.sending[batch.rowID] = task
+                }
             }
         }
     }
@@ -309,6 +329,7 @@ final class Uploader: @unchecked Sendable {
 
     private func settle(_ batch: OutgoingBatch, body: Data?, _ outcome: Result<HTTPResponse, any Error>) {
         inFlight[batch.rowID] = nil
+        sending[batch.rowID] = nil
         database.inFlightBatches.remove(batch.rowID)
         handle(batch, outcome)
         // A batch to be sent again goes as it went out; one the answer settled (delivered, split,
