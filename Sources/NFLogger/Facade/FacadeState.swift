@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Everything a logging call reads before it decides, kept under one lock in the facade: the
 /// behaviour (built from the modes and the policy), and the privacy-zone verdict for the app's
@@ -62,9 +61,9 @@ struct FacadeState {
 /// The facade's state behind its lock, in a holder of its own so the policy manager can be
 /// handed a way to change it while the logger is still being created.
 final class FacadeStateStore: Sendable {
-    let mutex: Mutex<FacadeState>
+    let mutex: Lock<FacadeState>
 
     init(_ state: FacadeState) {
-        mutex = Mutex(state)
+        mutex = Lock(state)
     }
 }

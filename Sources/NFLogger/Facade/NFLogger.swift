@@ -2,7 +2,6 @@ import Dispatch
 import Foundation
 import Logging
 import NFLogSupport
-import Synchronization
 
 /// The SDK's facade: log point events and spans, switch modes, mark the app's background and
 /// foreground.

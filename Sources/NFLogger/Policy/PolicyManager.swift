@@ -2,7 +2,6 @@ import Dispatch
 import Foundation
 import Logging
 import NFLogSupport
-import Synchronization
 
 /// Keeps the policy current: asks the collector on start and every refresh interval (with
 /// `If-None-Match`), checks what comes back (signature, size, schema, expiry), applies it
@@ -28,7 +27,7 @@ final class PolicyManager: @unchecked Sendable {
     /// The policy in force with what came with it; `nil` when the default (or none) applies.
     private var current: (policy: Policy, body: Data, etag: String?)?
     /// Read from any thread (diagnostics); written only on `queue`.
-    private let statusBox: Mutex<PolicyStatus>
+    private let statusBox: Lock<PolicyStatus>
     private var status: PolicyStatus {
         get { statusBox.withLock { $0 } }
         set { statusBox.withLock { $0 = newValue } }
@@ -62,7 +61,7 @@ final class PolicyManager: @unchecked Sendable {
         self.completionQueue = completionQueue
         self.current = initial
         self.fallbackSource = fallbackSource
-        self.statusBox = Mutex(PolicyStatus(source: initial == nil ? fallbackSource : .cache, etag: initial?.etag,
+        self.statusBox = Lock(PolicyStatus(source: initial == nil ? fallbackSource : .cache, etag: initial?.etag,
                                             appliedAt: initial == nil ? nil : Date()))
         self.apply = apply
     }

@@ -2,7 +2,6 @@ import Dispatch
 import Foundation
 import Logging
 import NFLogSupport
-import Synchronization
 
 /// The mediator between the facade and storage: the only path to the database.
 ///
@@ -12,9 +11,9 @@ import Synchronization
 /// calls therefore coalesce into few transactions, and no SQLite call ever runs on the app's thread.
 final class RequestManager: @unchecked Sendable {
     // @unchecked: `database`, `uploader` and `spare` are touched only on `queue`; all other
-    // state is immutable or inside the `pending` Mutex.
+    // state is immutable or inside the `pending` lock.
     private let queue: DispatchQueue
-    private let pending: Mutex<PendingState>
+    private let pending: Lock<PendingState>
     private let database: DatabaseManager
     private let completions: CompletionDispatcher
     /// `nil` when no upload URL is configured: events then stay on the device.
@@ -57,7 +56,7 @@ final class RequestManager: @unchecked Sendable {
         self.configurationLimits = configuration.limits
         self.maxPendingEvents = configuration.limits.maxPendingEvents
         self.maxPendingBytes = configuration.limits.maxPendingBytes
-        self.pending = Mutex(PendingState(sessions: sessions))
+        self.pending = Lock(PendingState(sessions: sessions))
         if let url = configuration.uploadURL, let appKey = configuration.appKey {
             uploader = Uploader(queue: queue, database: database,
                                 transport: transport,
