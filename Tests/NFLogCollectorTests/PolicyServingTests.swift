@@ -128,6 +128,6 @@ struct DurabilityModeTests {
         let normal = try SQLiteConnection(path: directory.appendingPathComponent("b.sqlite").path, busyTimeoutMilliseconds: 1_000)
         try normal.enableWriteAheadLog()
         #expect(try normal.scalarInt("PRAGMA synchronous") == 1)  // NORMAL
-        #expect(try SQLiteEventStore(path: directory.appendingPathComponent("c.sqlite").path).synchronousSetting() == 2)
+        #expect(try SQLiteEventStore(path: directory.appendingPathComponent("c.sqlite").path).writerPragma("synchronous") == 2)
     }
 }

@@ -227,17 +227,17 @@ struct CheckpointTests {
     func writerCheckpointsBetweenReads() async throws {
         let path = StoreFixtures.temporaryPath()
         let store = try SQLiteEventStore(path: path)
-        #expect(try store.walAutocheckpointSetting() == Int64(WALCheckpointer.writerCheckpointPages))
+        #expect(try store.writerPragma("wal_autocheckpoint") == Int64(WALCheckpointer.writerCheckpointPages))
         for round in 0..<200 {
             _ = try await store.store(StoreFixtures.batch((0..<1_000).map { _ in StoreFixtures.point() }), app: "a", receivedAt: 1)
             if round % 50 == 0 { _ = try await store.report(app: "a") }
         }
         // After a read the checkpointer catches up, then hands checkpoints back to the writer.
         let deadline = ContinuousClock.now + .seconds(10)
-        while try store.walAutocheckpointSetting() != Int64(WALCheckpointer.writerCheckpointPages), ContinuousClock.now < deadline {
+        while try store.writerPragma("wal_autocheckpoint") != Int64(WALCheckpointer.writerCheckpointPages), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(try store.walAutocheckpointSetting() == Int64(WALCheckpointer.writerCheckpointPages))
+        #expect(try store.writerPragma("wal_autocheckpoint") == Int64(WALCheckpointer.writerCheckpointPages))
         _ = try await store.store(StoreFixtures.batch((0..<1_000).map { _ in StoreFixtures.point() }), app: "a", receivedAt: 1)
         let log = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0
         let file = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0

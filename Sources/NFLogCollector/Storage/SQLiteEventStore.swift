@@ -50,15 +50,11 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         self.checkpointer = try WALCheckpointer(path: path, writer: connection, writerQueue: queue)
     }
 
-    /// `PRAGMA synchronous` of the store's connection (2: FULL), for the test that holds the
-    /// acknowledgement promise to it.
-    func synchronousSetting() throws -> Int64? {
-        try queue.sync { () throws -> Int64? in try connection?.scalarInt("PRAGMA synchronous") }
-    }
-
-    /// `PRAGMA wal_autocheckpoint` of the writer (0: the ``WALCheckpointer`` does it), for its test.
-    func walAutocheckpointSetting() throws -> Int64? {
-        try queue.sync { () throws -> Int64? in try connection?.scalarInt("PRAGMA wal_autocheckpoint") }
+    /// A `PRAGMA` of the writer's connection, read on its queue, for the tests that hold the
+    /// store to its settings (`synchronous` 2: FULL, every acknowledgement fsynced;
+    /// `wal_autocheckpoint`: the writer's checkpoints, off while a read runs).
+    func writerPragma(_ name: String) throws -> Int64? {
+        try queue.sync { () throws -> Int64? in try connection?.scalarInt("PRAGMA \(name)") }
     }
 
     private struct Statements {

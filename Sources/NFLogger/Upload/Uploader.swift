@@ -19,6 +19,8 @@ final class Uploader: @unchecked Sendable {
     // @unchecked: every mutable property is read and written only on `queue`, the
     // RequestManager's serial queue; the network call hands its result back to `queue`.
     private let queue: DispatchQueue
+    /// ``queue`` as the owner every entry point checks (debug builds).
+    private let owner: QueueOwner
     private let database: DatabaseManager
     private let transport: any HTTPTransport
     private let url: URL
@@ -99,6 +101,7 @@ final class Uploader: @unchecked Sendable {
          settings: Configuration.Upload, clock: any EventClock, logger: Logger, completionQueue: DispatchQueue,
          random: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
         self.queue = queue
+        self.owner = QueueOwner(queue: queue)
         self.database = database
         self.transport = transport
         self.url = url
@@ -121,7 +124,7 @@ final class Uploader: @unchecked Sendable {
 
     /// Starts the interval timer and sends what a previous run left behind.
     func start() {
-        QueueOwner(queue: queue).check()
+        owner.check()
         scheduleInterval()
         resumeHold()
         trigger()
@@ -150,7 +153,7 @@ final class Uploader: @unchecked Sendable {
 
     /// Takes a policy's upload settings (or, with `nil`, goes back to the configuration's).
     func apply(_ overrides: Policy.Upload?) {
-        QueueOwner(queue: queue).check()
+        owner.check()
         var next = baseSettings
         if let interval = overrides?.interval { next.interval = interval }
         if let events = overrides?.batchMaxEvents { next.batchMaxEvents = events }
@@ -165,7 +168,7 @@ final class Uploader: @unchecked Sendable {
 
     /// Counts newly recorded events; past the threshold, uploads without waiting for the interval.
     func recorded(_ count: Int) {
-        QueueOwner(queue: queue).check()
+        owner.check()
         recordedSinceUpload += count
         if recordedSinceUpload >= settings.countThreshold { trigger() }
     }
@@ -188,7 +191,7 @@ final class Uploader: @unchecked Sendable {
     /// Uploads everything stored, then reports. Stops at the first failure and says why; during
     /// a backoff it reports the failure that caused it without sending.
     func flush(_ completion: @escaping @Sendable (FlushResult) -> Void) {
-        QueueOwner(queue: queue).check()
+        owner.check()
         let watermark = try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.watermark() }
         flushes.add(.init(uploadedAtStart: uploadedEvents, quarantinedAtStart: quarantinedEvents,
                           watermark: watermark, completion: completion))
@@ -199,20 +202,20 @@ final class Uploader: @unchecked Sendable {
     }
 
     func suspend() {
-        QueueOwner(queue: queue).check()
+        owner.check()
         suspended = true
         finishFlushes(.suspended)
     }
 
     func resume() {
-        QueueOwner(queue: queue).check()
+        owner.check()
         guard suspended else { return }
         suspended = false
         trigger()
     }
 
     func close() {
-        QueueOwner(queue: queue).check()
+        owner.check()
         closed = true
         failedBodies = [:]
         failedBodiesBytes = 0
