@@ -16,6 +16,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),  // LogEvent
+        // The SDK's counters and flags: atomics without Synchronization's iOS 18 / macOS 15 floor.
+        .package(url: "https://github.com/apple/swift-atomics.git", from: "1.2.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         // The collector's credentials as middleware that puts the identity in the request context.
@@ -45,6 +47,7 @@ let package = Package(
                 "NFLogSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Atomics", package: "swift-atomics"),
                 // The transport on Linux only (Upload/HTTPClientTransport.swift): on Apple
                 // platforms the SDK uses URLSession, and an app must not carry a second TLS stack.
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: [.linux])),
@@ -104,8 +107,11 @@ let package = Package(
                 "NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport", "FaultProxy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Benchmarks"
+            path: "Benchmarks",
+            exclude: ["CountCalls"]
         ),
+        // Log calls for callgrind to count (scripts/bench runs it through nflog-bench).
+        .executableTarget(name: "nflog-count-calls", dependencies: ["NFLogger"], path: "Benchmarks/CountCalls"),
         // A reverse proxy that breaks connections on real sockets, for the fault tests and the
         // benchmark's faults phase; `nflog-fault-proxy` puts it in front of any collector.
         .target(

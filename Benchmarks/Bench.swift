@@ -86,6 +86,15 @@ struct Run: AsyncParsableCommand {
             report.lines.append(padded("log call, \(item.label):") + "median \(result.median) ns · p99 \(result.p99) ns")
         }
         report.lines.append(padded("  (included in each: the timer)") + "median \(overhead) ns")
+        note("   and its instructions, counted by callgrind…")
+        if let counts = try InstructionCount.measure(calls: quick ? 2_000 : 10_000, modes: ["active", "disabled"]) {
+            let active = counts["active"] ?? 0, disabled = counts["disabled"] ?? 0
+            report.add("log_call_instructions", active)
+            report.add("log_call_disabled_instructions", disabled)
+            report.lines.append(padded("log call, instructions:") + "active \(Int(active)) · disabled \(Int(disabled)) (callgrind, caller's thread)")
+        } else {
+            report.lines.append(padded("log call, instructions:") + "not counted (valgrind or strip is not installed)")
+        }
     }
 
     private func durable(_ report: inout Report) async throws {

@@ -57,7 +57,7 @@ enum Phases {
                 let handler = item.completion ? noop : nil
                 var times = [UInt64](repeating: 0, count: calls / rounds)
                 for call in times.indices {
-                    let parameters: [String: Any] = ["screen": "home", "button": "buy", "index": round * calls + call]  // built by the app, not timed
+                    let parameters: LogParameters = ["screen": "home", "button": "buy", "index": round * calls + call]  // built by the app, not timed
                     let start = nanoseconds()
                     logger.logEvent(name: "ui.tap", parameters: parameters, completion: handler)
                     times[call] = nanoseconds() - start
@@ -110,7 +110,7 @@ enum Phases {
             let tokens = DispatchSemaphore(value: max(1, window / stride))
             DispatchQueue.global().async {
                 for index in 0..<events {
-                    let parameters: [String: Any] = ["screen": "home", "button": "buy", "index": index]
+                    let parameters: LogParameters = ["screen": "home", "button": "buy", "index": index]
                     guard index % stride == stride - 1 || index == events - 1 else {
                         logger.logEvent(name: "ui.tap", parameters: parameters)
                         continue
@@ -250,7 +250,7 @@ enum Phases {
                 group.addTask {
                     let transport = URLSessionTransport()
                     for index in stride(from: client, to: batches.count, by: clients) {
-                        let response = try await transport.send(HTTPRequest(url: collector.eventsURL, method: "POST",
+                        let response = try await transport.send(TransportRequest(url: collector.eventsURL, method: "POST",
                             headers: [WireProtocol.appKeyHeader: TestCollector.appKey, "Content-Encoding": "gzip",
                                       "Content-Type": "application/json"], body: batches[index]))
                         guard response.status == 200 else { throw BenchError("collector answered \(response.status)") }
@@ -307,7 +307,7 @@ final class CountingTransport: HTTPTransport {
 
     var requestBytes: Int { state.withLock { $0.bytes } }
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         let head = "POST \(request.url.path) HTTP/1.1\r\nHost: \(request.url.host ?? ""):\(request.url.port ?? 80)\r\nContent-Length: \(request.body.count)\r\n"
             + request.headers.map { "\($0.key): \($0.value)\r\n" }.joined() + "\r\n"
         state.withLock { state in

@@ -74,7 +74,7 @@ final class DemoCollector: Sendable {
     /// 429 and 5xx again after an exponential backoff with jitter (0.25 s doubling, at most 4 s),
     /// never before the collector's `Retry-After`. Lookups and reports change nothing, so a
     /// retry is always safe.
-    private func request(_ path: String, method: String = "GET", body: Data = Data()) async throws -> HTTPResponse {
+    private func request(_ path: String, method: String = "GET", body: Data = Data()) async throws -> TransportResponse {
         var attempt = 0
         while true {
             attempt += 1
@@ -82,7 +82,7 @@ final class DemoCollector: Sendable {
             var wait = Double.random(in: ceiling / 2...ceiling)
             let failure: String
             do {
-                let response = try await transport.send(HTTPRequest(
+                let response = try await transport.send(TransportRequest(
                     url: readURL(path), method: method,
                     headers: ["Authorization": "Bearer \(readToken)", "Content-Type": "application/json"], body: body))
                 let said = "the collector answered \(response.status) to \(path): \(String(decoding: response.body.prefix(300), as: UTF8.self))"

@@ -9,7 +9,7 @@ struct OfflineTransport: HTTPTransport {
     let real: any HTTPTransport
     let online: ContinuousClock.Instant
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         if ContinuousClock.now < online { throw URLError(.notConnectedToInternet) }
         return try await real.send(request)
     }

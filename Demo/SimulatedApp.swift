@@ -27,17 +27,17 @@ struct SimulatedApp {
     static let screens = ["home", "search", "product", "cart", "profile", "settings"]
     static let buttons = ["buy", "back", "share", "like", "filter", "menu"]
 
-    private mutating func log(_ name: String, type: String = "event", _ parameters: [String: Any] = [:]) {
+    private mutating func log(_ name: String, type: String = "event", _ parameters: LogParameters = [:]) {
         logger.logEvent(name: name, type: type, parameters: parameters, completion: tally.completion)
         calls += 1
     }
 
-    private mutating func start(_ name: String, type: String, _ parameters: [String: Any] = [:]) -> SpanHandle {
+    private mutating func start(_ name: String, type: String, _ parameters: LogParameters = [:]) -> SpanHandle {
         calls += 1
         return logger.startEvent(name: name, type: type, parameters: parameters, completion: tally.completion)
     }
 
-    private mutating func end(_ span: SpanHandle, _ parameters: [String: Any] = [:]) {
+    private mutating func end(_ span: SpanHandle, _ parameters: LogParameters = [:]) {
         span.end(parameters: parameters, completion: tally.completion)
         calls += 1
     }

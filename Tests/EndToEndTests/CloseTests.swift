@@ -11,7 +11,7 @@ private final class HangingTransport: HTTPTransport {
     var cancelled: Int { counts.withLock { $0.cancelled } }
     var paths: [String] { counts.withLock { $0.paths } }
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         counts.withLock { $0.started += 1; $0.paths.append(request.url.path) }
         do {
             try await Task.sleep(for: .seconds(3_600))

@@ -66,11 +66,11 @@ struct CollectorHealthTests {
         let collector = try await LimitedCollector(kilobytes: 2_048, database: scratch.url.appendingPathComponent("collector.sqlite"))
         let transport = DefaultHTTPTransport()
         defer { transport.shutdown() }
-        #expect(try await transport.send(HTTPRequest(url: collector.url.appendingPathComponent("health"), method: "GET", headers: [:], body: Data())).status == 200)
+        #expect(try await transport.send(TransportRequest(url: collector.url.appendingPathComponent("health"), method: "GET", headers: [:], body: Data())).status == 200)
 
-        var refused: HTTPResponse?
+        var refused: TransportResponse?
         for _ in 0..<100 {
-            let response = try await transport.send(HTTPRequest(url: collector.url.appendingPathComponent("v1/events"), method: "POST",
+            let response = try await transport.send(TransportRequest(url: collector.url.appendingPathComponent("v1/events"), method: "POST",
                 headers: ["X-NFLog-Key": "dev-key", "Content-Type": "application/json"], body: Self.batch(500)))
             if response.status != 200 { refused = response; break }
         }
@@ -78,11 +78,11 @@ struct CollectorHealthTests {
         #expect(full.status == 503 && full.header("Retry-After") != nil)
         // More refusals, to see that the log does not repeat itself.
         for _ in 0..<5 {
-            _ = try await transport.send(HTTPRequest(url: collector.url.appendingPathComponent("v1/events"), method: "POST",
+            _ = try await transport.send(TransportRequest(url: collector.url.appendingPathComponent("v1/events"), method: "POST",
                 headers: ["X-NFLog-Key": "dev-key", "Content-Type": "application/json"], body: Self.batch(500)))
         }
 
-        let health = try await transport.send(HTTPRequest(url: collector.url.appendingPathComponent("health"), method: "GET", headers: [:], body: Data()))
+        let health = try await transport.send(TransportRequest(url: collector.url.appendingPathComponent("health"), method: "GET", headers: [:], body: Data()))
         #expect(health.status == 503)
         let body = try JSONSerialization.jsonObject(with: health.body) as? [String: Any]
         #expect(body?["status"] as? String == "degraded")

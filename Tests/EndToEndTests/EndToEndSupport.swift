@@ -109,13 +109,13 @@ final class FaultInjectingTransport: HTTPTransport {
 
     var sent: [Sent] { log.withLock { $0 } }
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         let fault = script.withLock { $0.isEmpty ? .pass : $0.removeFirst() }
         let (batchID, events) = Self.peek(request.body)
         log.withLock { $0.append(Sent(at: .now, batchID: batchID, events: events, fault: "\(fault)")) }
         switch fault {
         case .status(let status, let retryAfter):
-            return HTTPResponse(status: status, headers: retryAfter.map { ["Retry-After": $0] } ?? [:],
+            return TransportResponse(status: status, headers: retryAfter.map { ["Retry-After": $0] } ?? [:],
                                 body: Data(#"{"error":{"message":"injected \#(status)"}}"#.utf8))
         case .dropBeforeSending:
             throw URLError(.networkConnectionLost)

@@ -2,7 +2,7 @@ import FaultProxy
 import Foundation
 import NFLogCollector
 import NFLogSupport
-import NFLogger
+@testable import NFLogger
 import Testing
 
 /// CI's short fuzz run, in the ordinary debug build: the fuzz targets' corpora (Fuzz/Corpus, the

@@ -46,7 +46,7 @@ final class RecordingTransport: HTTPTransport {
     private let bodies = Mutex<[Data]>([])
     var recorded: [Data] { bodies.withLock { $0 } }
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         let json = (try? Gzip.decompress(Array(request.body), maxOutputBytes: 64 << 20)).map { Data($0) } ?? request.body
         bodies.withLock { $0.append(json) }
         return try await real.send(request)
@@ -65,7 +65,7 @@ struct ProtocolConformanceTests {
         configuration.upload.batchMaxEvents = 40
         let logger = try NFLogger(configuration: configuration)
         _ = await logEvents(logger, points: 50, spans: 20)
-        _ = await logger.logEvent(name: "tricky.params", parameters: ["quote": "a\"b\\c\n", "emoji": "🙂", "nested": ["x": [1, 2.5, NSNull(), true]]])
+        _ = await logger.logEvent(name: "tricky.params", parameters: ["quote": "a\"b\\c\n", "emoji": "🙂", "nested": ["x": [1, 2.5, .null, true] as LogValue]])
         logger.suspend()
         logger.resume()
         await deliverAll(logger)

@@ -23,17 +23,17 @@ struct CollectorClient {
     }
 
     /// `POST /v1/events`.
-    func post(_ body: [UInt8], encoding: String? = "gzip") async throws -> HTTPResponse {
+    func post(_ body: [UInt8], encoding: String? = "gzip") async throws -> TransportResponse {
         var headers = ["Content-Type": "application/json"]
         if let encoding { headers["Content-Encoding"] = encoding }
         return try await send("POST", "v1/events", body: body, headers: headers)
     }
 
-    func send(_ method: String, _ path: String, body: [UInt8] = [], headers: [String: String] = [:]) async throws -> HTTPResponse {
+    func send(_ method: String, _ path: String, body: [UInt8] = [], headers: [String: String] = [:]) async throws -> TransportResponse {
         var headers = headers
         if let key { headers[WireProtocol.appKeyHeader] = key }
         if let readToken { headers["Authorization"] = "Bearer \(readToken)" }
-        return try await transport.send(HTTPRequest(url: url.appendingPathComponent(path), method: method, headers: headers, body: Data(body)))
+        return try await transport.send(TransportRequest(url: url.appendingPathComponent(path), method: method, headers: headers, body: Data(body)))
     }
 
     /// The parsed JSON body of a 200.

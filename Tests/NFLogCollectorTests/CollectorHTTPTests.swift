@@ -10,13 +10,13 @@ struct CollectorHTTPTests {
     let transport = DefaultHTTPTransport()
 
     func post(_ collector: TestCollector, body: [UInt8], key: String? = TestCollector.appKey,
-              encoding: String? = "gzip") async throws -> HTTPResponse {
+              encoding: String? = "gzip") async throws -> TransportResponse {
         try await CollectorClient(collector, key: key).post(body, encoding: encoding)
     }
 
     func gzip(_ text: String) throws -> [UInt8] { try CollectorClient.gzip(text) }
 
-    func message(_ response: HTTPResponse) -> String { CollectorClient.message(response.body) }
+    func message(_ response: TransportResponse) -> String { CollectorClient.message(response.body) }
 
     @Test("A valid batch is stored once; sending it again stores nothing new and counts duplicates")
     func storeAndDeduplicate() async throws {
@@ -139,9 +139,9 @@ struct CollectorHTTPTests {
     @Test("Stats need a key and only show the key's own app")
     func statsScoped() async throws {
         let collector = try await TestCollector.start()
-        let noKey = try await transport.send(HTTPRequest(url: collector.url.appendingPathComponent("v1/stats"), method: "GET", headers: [:], body: Data()))
+        let noKey = try await transport.send(TransportRequest(url: collector.url.appendingPathComponent("v1/stats"), method: "GET", headers: [:], body: Data()))
         #expect(noKey.status == 401)
-        let health = try await transport.send(HTTPRequest(url: collector.url.appendingPathComponent("health"), method: "GET", headers: [:], body: Data()))
+        let health = try await transport.send(TransportRequest(url: collector.url.appendingPathComponent("health"), method: "GET", headers: [:], body: Data()))
         #expect(health.status == 200)
         await collector.stop()
     }

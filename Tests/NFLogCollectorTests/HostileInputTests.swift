@@ -243,7 +243,7 @@ struct HostileInputTests {
         let none = CollectorClient(collector, key: nil)
         let reads = CollectorClient.reader(collector)
         let uuids = { (count: Int) in Array(#"{"uuids":[\#(Array(repeating: #""\#(UUID().uuidString)""#, count: count).joined(separator: ","))]}"#.utf8) }
-        let requests: [(String, () async throws -> HTTPResponse)] = [
+        let requests: [(String, () async throws -> TransportResponse)] = [
             ("GET /nope (no such endpoint)", { try await a.send("GET", "nope") }),
             ("GET /v1/events (wrong method)", { try await a.send("GET", "v1/events") }),
             ("DELETE /v1/stats (wrong method)", { try await a.send("DELETE", "v1/stats") }),

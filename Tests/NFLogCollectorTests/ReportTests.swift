@@ -110,17 +110,17 @@ struct ReportTests {
         let collector = try await TestCollector.start()
         let transport = DefaultHTTPTransport()
         let body = try Gzip.compress(Array(Self.batch.utf8), level: 6)
-        let posted = try await transport.send(HTTPRequest(url: collector.eventsURL, method: "POST",
+        let posted = try await transport.send(TransportRequest(url: collector.eventsURL, method: "POST",
             headers: [WireProtocol.appKeyHeader: TestCollector.appKey, "Content-Encoding": "gzip"], body: Data(body)))
         #expect(posted.status == 200)
-        let report = try await transport.send(HTTPRequest(url: collector.url.appendingPathComponent("v1/report"), method: "GET",
+        let report = try await transport.send(TransportRequest(url: collector.url.appendingPathComponent("v1/report"), method: "GET",
             headers: ["Authorization": "Bearer \(TestCollector.readToken)"], body: Data()))
         let decoded = try JSONDecoder().decode(AnalyticsReport.self, from: report.body)
         #expect(decoded.useCases["form.signup"]?.abandonmentRate == 0.2 && decoded.network.p95Milliseconds == 100)
 
         let stored = try await collector.exportedEvents().compactMap { $0["uuid"] as? String }
         let unknown = UUID().uuidString.lowercased()
-        let lookup = try await transport.send(HTTPRequest(url: collector.url.appendingPathComponent("v1/events/lookup"), method: "POST",
+        let lookup = try await transport.send(TransportRequest(url: collector.url.appendingPathComponent("v1/events/lookup"), method: "POST",
             headers: ["Authorization": "Bearer \(TestCollector.readToken)"],
             body: try JSONSerialization.data(withJSONObject: ["uuids": Array(stored.prefix(5)) + [unknown]])))
         let answer = try #require(try JSONSerialization.jsonObject(with: lookup.body) as? [String: Any])

@@ -11,6 +11,7 @@ struct ConcurrencyTests {
         let directory = TemporaryDirectory()
         var configuration = directory.configuration()
         configuration.limits.maxPendingEvents = 100_000  // this test is about exactness, not backpressure
+        configuration.limits.maxPendingBytes = 64 << 20
         let logger = try NFLogger(configuration: configuration)
         let threads = 8, perThread = 10_000, total = threads * perThread
         let calls = CallLedger(count: total)

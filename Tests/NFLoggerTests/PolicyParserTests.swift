@@ -22,7 +22,7 @@ struct PolicyParserTests {
             #expect(policy.database == Policy.Database(maxRows: 50_000, maxBytes: 33_554_432, maxAge: .seconds(1_209_600)))
             #expect(policy.upload.batchMaxEvents == 500 && policy.spanTimeout == .seconds(3_600))
         case "specific":
-            #expect(policy.mode == .specific && policy.rules.selects("screen.home") && !policy.rules.selects("ui.tap"))
+            #expect(policy.kind == .specific && policy.rules.selects("screen.home") && !policy.rules.selects("ui.tap"))
             #expect(policy.rules.denies("form.signup.password"))
         case "disabled":
             #expect(policy.mode == .disabled && policy.refreshInterval == .seconds(600))

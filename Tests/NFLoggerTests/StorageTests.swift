@@ -11,8 +11,8 @@ struct StorageTests {
         let logger = try NFLogger(configuration: directory.configuration())
         let before = Int64(Date().timeIntervalSince1970 * 1_000)
         let status = await logger.logEvent(name: "ui.tap", type: "interaction",
-                                           parameters: ["button": "buy", "count": 3, "price": 9.5, "ok": true, "note": NSNull(),
-                                                        "tags": ["a", 1], "user": ["id": 7]])
+                                           parameters: ["button": "buy", "count": 3, "price": 9.5, "ok": true, "note": LogValue.null,
+                                                        "tags": ["a", 1] as LogValue, "user": ["id": 7]])
         let after = Int64(Date().timeIntervalSince1970 * 1_000)
         let id = try #require(status.recordedID)
         await logger.close()

@@ -53,16 +53,16 @@ struct UploadRulesTests {
         for _ in 0..<1_000 { #expect(top.failed() <= .seconds(86_400)) }
     }
 
-    static func response(_ status: Int, path: String? = nil, retryAfter: String? = nil) -> HTTPResponse {
+    static func response(_ status: Int, path: String? = nil, retryAfter: String? = nil) -> TransportResponse {
         var error: [String: Any] = ["message": "m"]
         if let path { error["path"] = path }
         let body = (try? JSONSerialization.data(withJSONObject: ["error": error])) ?? Data()
-        return HTTPResponse(status: status, headers: retryAfter.map { ["Retry-After": $0] } ?? [:], body: body)
+        return TransportResponse(status: status, headers: retryAfter.map { ["Retry-After": $0] } ?? [:], body: body)
     }
 
     @Test("The status table: delivered, split, retry (with Retry-After), pause")
     func statusTable() {
-        let table: [(HTTPResponse, UploadVerdict)] = [
+        let table: [(TransportResponse, UploadVerdict)] = [
             (Self.response(200), .delivered),
             (Self.response(202), .delivered),
             (Self.response(413, path: "events"), .split),
@@ -100,7 +100,7 @@ struct UploadRulesTests {
         let response = Self.response(400, path: "events[2][\"a.b\"]")
         #expect(response.errorMessage == "m")
         #expect(response.errorPath == "events[2][\"a.b\"]")
-        let plain = HTTPResponse(status: 502, body: Data("Bad Gateway".utf8))
+        let plain = TransportResponse(status: 502, body: Data("Bad Gateway".utf8))
         #expect(plain.errorMessage == "Bad Gateway")
         #expect(plain.errorPath == nil)
     }

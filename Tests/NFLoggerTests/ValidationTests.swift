@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import NFLogger
 
-@Suite("Validation on the caller's thread")
+@Suite("Validation of names and parameters")
 struct ValidationTests {
     @Test("Invalid names fail with the reason, and nothing is stored", arguments: [
         ("", "it is empty"),
@@ -43,59 +43,90 @@ struct ValidationTests {
         #expect(await logger.logEvent(name: "ui.tap", type: String(repeating: "t", count: 65)).failure != nil)
     }
 
-    /// Parameters that must be refused, each with the key path the error must name.
+    /// Parameters that compile but must be refused when encoded, each with the key path the error must name.
     enum BadParameters: CaseIterable, Sendable {
-        case date, nan, infinity, floatInfinity, nestedURL, dataInArray, hugeUnsigned, integerKeys, emptyKey
+        case nan, infinity, floatInfinity, nestedNaN, emptyKey, nestedLongKey
 
-        var parameters: [String: Any] {
+        var parameters: LogParameters {
             switch self {
-            case .date: ["when": Date(timeIntervalSince1970: 0)]
             case .nan: ["ratio": Double.nan]
             case .infinity: ["ratio": Double.infinity]
             case .floatInfinity: ["f": Float.infinity]
-            case .nestedURL: ["user": ["address": ["zip": URL(fileURLWithPath: "/")]]]
-            case .dataInArray: ["tags": ["ok", 1, ["deep": Data()]]]
-            case .hugeUnsigned: ["big": UInt64.max]
-            case .integerKeys: ["ids": [1: "one"]]
+            case .nestedNaN: ["tags": ["ok", 1, ["deep": .double(.nan)]] as LogValue]
             case .emptyKey: ["": 1]
+            case .nestedLongKey: ["user": [String(repeating: "k", count: 257): 1]]
             }
         }
 
         var key: String {
             switch self {
-            case .date: "when"
             case .nan, .infinity: "ratio"
             case .floatInfinity: "f"
-            case .nestedURL: "user.address.zip"
-            case .dataInArray: "tags[2].deep"
-            case .hugeUnsigned: "big"
-            case .integerKeys: "ids"
+            case .nestedNaN: "tags[2].deep"
             case .emptyKey: ""
+            case .nestedLongKey: "user." + String(repeating: "k", count: 257)
             }
         }
     }
 
-    @Test("Non-JSON parameters fail with the offending key's path, and nothing is stored", arguments: BadParameters.allCases)
+    @Test("Parameters that cannot be JSON fail with the offending key's path, and nothing is stored", arguments: BadParameters.allCases)
     func invalidParameters(bad: BadParameters) async throws {
-        let parameters = bad.parameters
-        let key = bad.key
         let directory = TemporaryDirectory()
         let logger = try NFLogger(configuration: directory.configuration())
-        let status = await logger.logEvent(name: "ui.tap", parameters: parameters)
+        let status = await logger.logEvent(name: "ui.tap", parameters: bad.parameters)
         guard case .failed(.invalidParameter(let reportedKey, let reason)) = status else {
             Issue.record("expected invalidParameter, got \(status)")
             return
         }
-        #expect(reportedKey == key)
+        #expect(reportedKey == bad.key)
         #expect(!reason.isEmpty)
-        #expect(await logger.diagnostics().storedPointEvents == 0)
+        // A span's end with bad parameters fails alone; the span stays open for a good end.
+        let (span, started) = await logger.startEvent(name: "ui.screen", parameters: ["ok": 1])
+        #expect(started.isRecorded)
+        #expect(await span.end(parameters: bad.parameters).failure != nil)
+        let diagnostics = await logger.diagnostics()
+        #expect(diagnostics.storedPointEvents == 0 && diagnostics.openSpans == 1)
+    }
+
+    @Test("Types JSON cannot carry do not conform, so they do not compile as parameters")
+    func nonJSONTypesDoNotConform() {
+        // What the compiler checks at a call site is the conformance; its absence is what makes
+        // `["when": Date()]` a compile error rather than a run-time failure.
+        func conforms(_ type: Any.Type) -> Bool { type is any LogValueConvertible.Type }
+        #expect(!conforms(Date.self) && !conforms(URL.self) && !conforms(Data.self) && !conforms(NSObject.self))
+        #expect(!conforms(UInt64.self) && !conforms(UInt.self), "may not fit in Int64")
+        #expect(!conforms([Int: String].self) && !conforms([Date].self) && !conforms(Date?.self))
+        #expect(conforms(String.self) && conforms(Int.self) && conforms(Double.self) && conforms(Bool.self))
+        #expect(conforms([String].self) && conforms([String: [Int?]].self) && conforms(LogValue.self) && conforms(UInt32.self))
+    }
+
+    /// `[String: Any]` values that `LogParameters(jsonObject:)` refuses, with the key path it must name.
+    @Test("Untyped dictionaries convert through LogParameters(jsonObject:), which names the offending key", arguments: [
+        (["when": Date(timeIntervalSince1970: 0)] as [String: any Sendable], "when"),
+        (["user": ["address": ["zip": URL(fileURLWithPath: "/")]]], "user.address.zip"),
+        (["tags": ["ok", 1, ["deep": Data()]] as [any Sendable]], "tags[2].deep"),
+        (["big": UInt64.max], "big"),
+        (["ids": [1: "one"]], "ids"),
+    ])
+    func jsonObjectConversion(source: [String: any Sendable], key: String) throws {
+        do {
+            _ = try LogParameters(jsonObject: source)
+            Issue.record("expected a refusal for \(key)")
+        } catch {
+            guard case .invalidParameter(let reportedKey, let reason) = error else {
+                Issue.record("expected invalidParameter, got \(error)")
+                return
+            }
+            #expect(reportedKey == key)
+            #expect(!reason.isEmpty)
+        }
     }
 
     @Test("Nesting deeper than 32 levels is refused")
     func tooDeep() async throws {
         let directory = TemporaryDirectory()
         let logger = try NFLogger(configuration: directory.configuration())
-        var value: Any = 1
+        var value: LogValue = 1
         for _ in 0..<40 { value = ["n": value] }
         let status = await logger.logEvent(name: "deep.event", parameters: ["root": value])
         guard case .failed(.invalidParameter(let key, let reason)) = status else {
@@ -144,7 +175,7 @@ struct ValidationTests {
 struct ParameterEncoderTests {
     let encoder = ParameterEncoder(maxBytes: 32 * 1024)
 
-    func roundTrip(_ parameters: [String: Any]) throws -> [String: Any] {
+    func roundTrip(_ parameters: LogParameters) throws -> [String: Any] {
         let bytes = try #require(try encoder.encode(parameters))
         return try #require(JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
     }
@@ -159,12 +190,13 @@ struct ParameterEncoderTests {
 
     @Test("Numbers keep their values: integers of every width, doubles, floats")
     func numbers() throws {
-        let decoded = try roundTrip(["i": Int.min, "u8": UInt8(255), "i32": Int32(-7), "u64": UInt64(Int64.max),
+        let decoded = try roundTrip(["i": Int.min, "u8": UInt8(255), "i32": Int32(-7), "u64": UInt32.max, "i64": Int64.max,
                                      "d": 0.1, "tiny": Double.leastNonzeroMagnitude, "huge": 1.7976931348623157e308, "f": Float(0.5), "neg": -0.0])
         #expect(decoded["i"] as? Int == Int.min)
         #expect(decoded["u8"] as? Int == 255)
         #expect(decoded["i32"] as? Int == -7)
-        #expect(decoded["u64"] as? Int64 == Int64.max)
+        #expect(decoded["u64"] as? Int64 == Int64(UInt32.max))
+        #expect(decoded["i64"] as? Int64 == Int64.max)
         #expect(decoded["d"] as? Double == 0.1)
         #expect(decoded["tiny"] as? Double == Double.leastNonzeroMagnitude)
         #expect(decoded["huge"] as? Double == 1.7976931348623157e308)
@@ -175,7 +207,7 @@ struct ParameterEncoderTests {
     func nullsAndEmpties() throws {
         let some: Int? = 4
         let none: String? = nil
-        let decoded = try roundTrip(["a": NSNull(), "b": some as Any, "c": none as Any, "d": [Any](), "e": [String: Any]()])
+        let decoded = try roundTrip(["a": LogValue.null, "b": some, "c": none, "d": [Int](), "e": [String: Int]()])
         #expect(decoded["a"] is NSNull && decoded["c"] is NSNull)
         #expect(decoded["b"] as? Int == 4)
         #expect((decoded["d"] as? [Any])?.isEmpty == true)
@@ -186,11 +218,11 @@ struct ParameterEncoderTests {
     func foundationValues() throws {
         let source = #"{"flag":true,"off":false,"count":3,"ratio":0.25,"list":[1,"a",null],"nested":{"n":-7}}"#
         let parsed = try #require(JSONSerialization.jsonObject(with: Data(source.utf8)) as? [String: Any])
-        let decoded = try roundTrip(parsed)
+        let decoded = try roundTrip(try LogParameters(jsonObject: parsed))
         #expect(decoded["flag"] as? Bool == true && decoded["off"] as? Bool == false)
         #expect(decoded["count"] as? Int == 3 && decoded["ratio"] as? Double == 0.25)
         #expect((decoded["nested"] as? [String: Any])?["n"] as? Int == -7)
-        let text = String(decoding: try #require(try encoder.encode(["flag": parsed["flag"] as Any, "count": parsed["count"] as Any])), as: UTF8.self)
+        let text = String(decoding: try #require(try encoder.encode(try LogParameters(jsonObject: ["flag": parsed["flag"] as Any, "count": parsed["count"] as Any]))), as: UTF8.self)
         #expect(text.contains(#""flag":true"#) && text.contains(#""count":3"#))
     }
 

@@ -9,6 +9,8 @@ struct DisabledBehaviour: LogBehaviour {
 
     var mode: LogMode { .disabled }
 
+    var refusesEveryCall: Bool { reason == nil }
+
     func admit(name: String, context: AdmissionContext) -> Admission {
         reason.map { .filter($0) } ?? .disable
     }

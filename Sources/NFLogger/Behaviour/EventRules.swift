@@ -1,20 +1,25 @@
-/// Which events are recorded, by name.
+/// Which events are recorded, by name: lists of tag patterns over dot-separated names, with
+/// fluentd's semantics.
+///
+/// - `a.b` matches exactly `a.b`; `*` matches one part (`a.*` matches `a.b`, not `a.b.c`), or
+///   any run of characters inside a part (`ui.tap_*`); `**` matches zero or more parts
+///   (`a.**` matches `a`, `a.b`, `a.b.c`); `{x,y}` matches either alternative (`{ui,net}.*`).
 ///
 /// - `allow`: in ``LogMode/specific(_:)``, only names matching one of these are recorded
 ///   (active mode records every name and ignores this list).
 /// - `deny`: names matching one of these are never recorded; deny wins over allow.
 /// - `sampling`: the first rule whose pattern matches gives the share of installs that record
 ///   the event (0…1); names no rule matches are recorded by every install.
-public struct EventRules: Sendable, Equatable {
-    public let allow: [TagPattern]
-    public let deny: [TagPattern]
-    public let sampling: [SamplingRule]
+public struct EventRules: Sendable, Equatable, CustomStringConvertible {
+    let allow: [TagPattern]
+    let deny: [TagPattern]
+    let sampling: [SamplingRule]
 
     /// No allow list, nothing denied, nothing sampled.
     public static let none = EventRules(allow: [TagPattern]())
 
     /// Rules from already-parsed patterns.
-    public init(allow: [TagPattern], deny: [TagPattern] = [], sampling: [SamplingRule] = []) {
+    init(allow: [TagPattern], deny: [TagPattern] = [], sampling: [SamplingRule] = []) {
         self.allow = allow
         self.deny = deny
         self.sampling = sampling
@@ -30,6 +35,15 @@ public struct EventRules: Sendable, Equatable {
         self.sampling = rules
     }
 
+    /// The patterns as written: `allow [a.*] deny [debug.**] sampling [net.*: 0.1]`.
+    public var description: String {
+        var parts: [String] = []
+        if !allow.isEmpty { parts.append("allow [\(allow.map(\.text).joined(separator: ", "))]") }
+        if !deny.isEmpty { parts.append("deny [\(deny.map(\.text).joined(separator: ", "))]") }
+        if !sampling.isEmpty { parts.append("sampling [\(sampling.map { "\($0.pattern.text): \($0.rate)" }.joined(separator: ", "))]") }
+        return parts.isEmpty ? "none" : parts.joined(separator: " ")
+    }
+
     private static func parse(_ texts: [String]) throws(TagPatternError) -> [TagPattern] {
         var patterns: [TagPattern] = []
         patterns.reserveCapacity(texts.count)
@@ -38,29 +52,29 @@ public struct EventRules: Sendable, Equatable {
     }
 
     /// Whether the allow list selects an event with this (already validated) name.
-    public func selects(_ name: String) -> Bool {
+    func selects(_ name: String) -> Bool {
         allow.contains { $0.matches(name) }
     }
 
     /// Whether the deny list refuses this name.
-    public func denies(_ name: String) -> Bool {
+    func denies(_ name: String) -> Bool {
         deny.contains { $0.matches(name) }
     }
 
     /// The share of installs that record this name: the first matching sampling rule's, or 1.
-    public func samplingRate(for name: String) -> Double {
+    func samplingRate(for name: String) -> Double {
         sampling.first { $0.pattern.matches(name) }?.rate ?? 1
     }
 
 }
 
 /// A share of installs (0…1) that record events whose names match a pattern.
-public struct SamplingRule: Sendable, Equatable {
-    public let pattern: TagPattern
+struct SamplingRule: Sendable, Equatable {
+    let pattern: TagPattern
     /// 0 records nothing, 1 everything. Values outside 0…1 are clamped; NaN counts as 1.
-    public let rate: Double
+    let rate: Double
 
-    public init(pattern: TagPattern, rate: Double) {
+    init(pattern: TagPattern, rate: Double) {
         self.pattern = pattern
         self.rate = rate.isNaN ? 1 : min(1, max(0, rate))
     }

@@ -27,6 +27,12 @@ protocol LogBehaviour: Sendable {
     func admit(name: String, context: AdmissionContext) throws(NFLoggerError) -> Admission
     /// Decides about the end of a span whose start was recorded.
     func admitSpanEnd(context: AdmissionContext) -> Admission
+    /// Whether every call completes with ``LogStatus/disabled`` whatever its name or context.
+    var refusesEveryCall: Bool { get }
+}
+
+extension LogBehaviour {
+    var refusesEveryCall: Bool { false }
 }
 
 /// The checks active and specific mode share, in order: privacy zone, a valid name, deny list,

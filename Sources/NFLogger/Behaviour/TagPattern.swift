@@ -17,9 +17,9 @@ import NFLogSupport
 /// Invalid patterns (an empty string, an empty part as in `a..b`, `**` inside a part,
 /// unbalanced braces, characters other than letters, digits, `_`, `-`) are rejected when the
 /// pattern is created, never at match time.
-public struct TagPattern: Sendable, Hashable, CustomStringConvertible {
+struct TagPattern: Sendable, Hashable, CustomStringConvertible {
     /// The pattern as written.
-    public let text: String
+    let text: String
     let alternatives: [Alternative]
 
     static let maxLength = 1024
@@ -27,7 +27,7 @@ public struct TagPattern: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a pattern.
     /// - Throws: ``TagPatternError`` saying what is wrong.
-    public init(_ text: String) throws(TagPatternError) {
+    init(_ text: String) throws(TagPatternError) {
         func fail(_ reason: String) -> TagPatternError { TagPatternError(pattern: text, reason: reason) }
         guard !text.isEmpty else { throw fail("the pattern is empty") }
         guard text.utf8.count <= Self.maxLength else { throw fail("longer than \(Self.maxLength) bytes") }
@@ -43,15 +43,15 @@ public struct TagPattern: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether `name` matches. Names are expected to be valid event names.
-    public func matches(_ name: String) -> Bool {
+    func matches(_ name: String) -> Bool {
         var name = name
         return name.withUTF8 { bytes in alternatives.contains { $0.matches(bytes) } }
     }
 
-    public var description: String { text }
+    var description: String { text }
 
-    public static func == (lhs: TagPattern, rhs: TagPattern) -> Bool { lhs.text == rhs.text }
-    public func hash(into hasher: inout Hasher) { hasher.combine(text) }
+    static func == (lhs: TagPattern, rhs: TagPattern) -> Bool { lhs.text == rhs.text }
+    func hash(into hasher: inout Hasher) { hasher.combine(text) }
 }
 
 /// The reason a pattern was rejected, before the pattern text is attached.

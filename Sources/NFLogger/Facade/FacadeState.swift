@@ -1,3 +1,5 @@
+import Atomics
+
 
 /// Everything a logging call reads before it decides, kept under one lock in the facade: the
 /// behaviour (built from the modes and the policy), and the privacy-zone verdict for the app's
@@ -28,7 +30,7 @@ struct FacadeState {
     /// The mode the app sees: its own choice, or else the baseline (the policy's or the configuration's).
     var mode: LogMode { appMode ?? baseMode }
 
-    private var baseMode: LogMode { policy?.logMode ?? configuredMode }
+    private var baseMode: LogMode { policy?.mode ?? configuredMode }
 
     /// The app chose a mode; it stands until the app chooses again.
     mutating func setMode(_ mode: LogMode) {
@@ -61,9 +63,36 @@ struct FacadeState {
 /// The facade's state behind its lock, in a holder of its own so the policy manager can be
 /// handed a way to change it while the logger is still being created.
 final class FacadeStateStore: Sendable {
-    let mutex: Lock<FacadeState>
+    private let state: Lock<FacadeState>
+    /// Whether every call is refused with ``LogStatus/disabled`` (the behaviour is a
+    /// ``DisabledBehaviour`` without a reason): the Disabled path's one load instead of taking
+    /// the lock and asking the behaviour (192 → 91 instructions, 70 → 60 ns).
+    ///
+    /// Invariant: written only inside the lock, after the behaviour it mirrors, with release
+    /// ordering; read with acquire ordering. A call that reads `false` takes the lock and reads
+    /// the behaviour itself, so a mode set before a call began always decides it.
+    private let disabled = ManagedAtomic<Bool>(false)
 
     init(_ state: FacadeState) {
-        mutex = Lock(state)
+        self.state = Lock(state)
+        disabled.store(state.behaviour.refusesEveryCall, ordering: .releasing)
     }
+
+    /// Reads the state under the lock.
+    @inline(__always)
+    func read<Result, Failure: Error>(_ body: (borrowing FacadeState) throws(Failure) -> Result) throws(Failure) -> Result {
+        try state.withLock { (state: inout FacadeState) throws(Failure) -> Result in try body(state) }
+    }
+
+    /// Changes the state under the lock, keeping the Disabled flag in step.
+    func update(_ body: (inout FacadeState) -> Void) {
+        state.withLock { state in
+            body(&state)
+            disabled.store(state.behaviour.refusesEveryCall, ordering: .releasing)
+        }
+    }
+
+    /// Every call is refused with ``LogStatus/disabled``: read without the lock.
+    @inline(__always)
+    var refusesEveryCall: Bool { disabled.load(ordering: .acquiring) }
 }

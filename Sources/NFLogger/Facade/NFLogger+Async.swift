@@ -1,13 +1,12 @@
 import Foundation
 
 // The `async` twins: the same path as the completion-handler calls, awaiting the status.
-// `nonisolated(nonsending)` keeps them on the caller's actor, so `[String: Any]` parameters
-// never cross an isolation boundary.
+// `nonisolated(nonsending)` keeps them on the caller's actor: no hop before the call is queued.
 extension NFLogger {
     /// Logs a point event and waits until it is committed (or refused).
     @discardableResult
     nonisolated(nonsending)
-    public func logEvent(name: String, type: String = "event", parameters: [String: Any] = [:]) async -> LogStatus {
+    public func logEvent(name: String, type: String = "event", parameters: LogParameters = [:]) async -> LogStatus {
         await withCheckedContinuation { continuation in
             logEvent(name: name, type: type, parameters: parameters) { continuation.resume(returning: $0) }
         }
@@ -15,7 +14,7 @@ extension NFLogger {
 
     /// Starts a span and waits until its start is committed (or refused).
     nonisolated(nonsending)
-    public func startEvent(name: String, type: String = "event", parameters: [String: Any] = [:]) async
+    public func startEvent(name: String, type: String = "event", parameters: LogParameters = [:]) async
         -> (span: SpanHandle, status: LogStatus) {
         var handle: SpanHandle?
         let status = await withCheckedContinuation { continuation in
@@ -28,7 +27,7 @@ extension NFLogger {
     /// Ends the span with this id and waits until the end is committed (or refused).
     @discardableResult
     nonisolated(nonsending)
-    public func endEvent(id: UUID, parameters: [String: Any] = [:]) async -> LogStatus {
+    public func endEvent(id: UUID, parameters: LogParameters = [:]) async -> LogStatus {
         await withCheckedContinuation { continuation in
             endEvent(id: id, parameters: parameters) { continuation.resume(returning: $0) }
         }
@@ -55,7 +54,7 @@ extension SpanHandle {
     /// Ends the span and waits until the end is committed (or refused).
     @discardableResult
     nonisolated(nonsending)
-    public func end(parameters: [String: Any] = [:]) async -> LogStatus {
+    public func end(parameters: LogParameters = [:]) async -> LogStatus {
         await withCheckedContinuation { continuation in
             end(parameters: parameters) { continuation.resume(returning: $0) }
         }

@@ -31,7 +31,7 @@ public struct SpanHandle: Sendable {
 
     /// Ends the span. Parameters follow the rules of
     /// ``NFLogger/logEvent(name:type:parameters:completion:)`` and are kept beside the start's.
-    public func end(parameters: [String: Any] = [:], completion: LogCompletion? = nil) {
+    public func end(parameters: LogParameters = [:], completion: LogCompletion? = nil) {
         switch start {
         case .started: logger.endEvent(id: id, parameters: parameters, completion: completion)
         case .filtered(let reason): logger.completions.finish(.filtered(reason), completion)

@@ -11,55 +11,56 @@ public struct Policy: Sendable, Equatable {
     /// The largest policy document accepted, in bytes.
     public static let maxBytes = 64 * 1024
 
-    public enum Mode: String, Sendable, Equatable {
+    /// The `mode` field as written; ``mode`` is what it means to the facade.
+    enum Mode: String, Sendable, Equatable {
         case disabled, active, specific
     }
 
     /// Upload settings the policy overrides (``Configuration/Upload``).
-    public struct Upload: Sendable, Equatable {
-        public var interval: Duration?
-        public var batchMaxEvents: Int?
-        public var batchMaxBytes: Int?
-        public var gzipLevel: Int?
+    struct Upload: Sendable, Equatable {
+        var interval: Duration?
+        var batchMaxEvents: Int?
+        var batchMaxBytes: Int?
+        var gzipLevel: Int?
     }
 
     /// How much the on-device database may hold before the oldest events are dropped.
-    public struct Database: Sendable, Equatable {
-        public var maxRows: Int?
-        public var maxBytes: Int?
-        public var maxAge: Duration?
+    struct Database: Sendable, Equatable {
+        var maxRows: Int?
+        var maxBytes: Int?
+        var maxAge: Duration?
     }
 
     public let version: Int
-    public let mode: Mode
+    let kind: Mode
     /// In specific mode `allow` selects; in every mode `deny` refuses and `sampling` samples.
     public let rules: EventRules
     /// When the database must drop events, lower priorities go first (then the oldest). The first
     /// rule whose pattern matches gives an event's priority; others have 0.
-    public let priorities: [PriorityRule]
+    let priorities: [PriorityRule]
 
     /// A priority for the events a pattern matches.
-    public struct PriorityRule: Sendable, Equatable {
-        public let pattern: TagPattern
-        public let priority: Int
+    struct PriorityRule: Sendable, Equatable {
+        let pattern: TagPattern
+        let priority: Int
     }
-    public let upload: Upload
-    public let database: Database
+    let upload: Upload
+    let database: Database
     /// A span still open after this long is closed as abandoned.
-    public let spanTimeout: Duration?
+    let spanTimeout: Duration?
     /// How often the SDK asks the collector for a newer policy. Default: 1 hour.
-    public let refreshInterval: Duration?
+    let refreshInterval: Duration?
     /// Below this SDK version the SDK is off (calls complete with
     /// ``FilterReason/sdkBelowMinimumVersion``).
     public let minimumSDKVersion: String?
     /// Circles inside which nothing is recorded, given the app's location.
-    public let privacyZones: [PrivacyZone]
+    let privacyZones: [PrivacyZone]
     /// After this time the policy no longer applies (the configuration's default does).
     public let expiresAt: Date?
 
-    /// The mode as the facade knows it.
-    var logMode: LogMode {
-        switch mode {
+    /// The mode the policy sets; in specific mode it carries the policy's allow list.
+    public var mode: LogMode {
+        switch kind {
         case .disabled: .disabled
         case .active: .active
         case .specific: .specific(EventRules(allow: rules.allow))

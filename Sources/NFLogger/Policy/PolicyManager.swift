@@ -121,17 +121,17 @@ final class PolicyManager: @unchecked Sendable {
         inFlight = true
         var headers = [WireProtocol.appKeyHeader: appKey, "Accept": "application/json"]
         if let etag = current?.etag { headers["If-None-Match"] = etag }
-        let request = HTTPRequest(url: url, method: "GET", headers: headers, body: Data())
+        let request = TransportRequest(url: url, method: "GET", headers: headers, body: Data())
         logger.trace("checking for a newer policy", metadata: ["etag": "\(current?.etag ?? "-")"])
         let transport = self.transport
         fetch = Task {
-            let outcome: Result<HTTPResponse, any Error>
+            let outcome: Result<TransportResponse, any Error>
             do { outcome = .success(try await transport.send(request)) } catch { outcome = .failure(error) }
             self.queue.async { self.settle(outcome) }
         }
     }
 
-    private func settle(_ outcome: Result<HTTPResponse, any Error>) {
+    private func settle(_ outcome: Result<TransportResponse, any Error>) {
         inFlight = false
         fetch = nil
         guard !closed else {
@@ -185,7 +185,7 @@ final class PolicyManager: @unchecked Sendable {
     }
 
     /// Checks a 200 answer; applies and caches it if it passes.
-    private func accept(_ response: HTTPResponse) -> PolicyUpdate {
+    private func accept(_ response: TransportResponse) -> PolicyUpdate {
         let body = response.body
         if let current, current.body == body { return .unchanged }  // a collector without ETags
         let policy: Policy
@@ -203,7 +203,7 @@ final class PolicyManager: @unchecked Sendable {
         status.appliedAt = Date()
         apply(policy)
         scheduleExpiry(policy)
-        logger.debug("policy applied", metadata: ["mode": "\(policy.mode.rawValue)", "etag": "\(etag ?? "-")"])
+        logger.debug("policy applied", metadata: ["mode": "\(policy.kind.rawValue)", "etag": "\(etag ?? "-")"])
         do {
             try cache.save(PolicyCache.Entry(body: String(decoding: body, as: UTF8.self), etag: etag,
                                              signature: response.header(PolicyVerifier.header), fetchedAt: Date()))

@@ -42,7 +42,7 @@ extension Policy {
         self.version = version
         let modeName = try fields.requiredString("mode")
         guard let mode = Mode(rawValue: modeName) else { throw .unknownMode(modeName) }
-        self.mode = mode
+        self.kind = mode
 
         var allow: [TagPattern] = [], deny: [TagPattern] = [], sampling: [SamplingRule] = []
         var priorities: [PriorityRule] = []

@@ -1,15 +1,15 @@
 import Foundation
 
 /// A circle on the Earth inside which nothing is recorded (a home, a hospital, …).
-public struct PrivacyZone: Sendable, Equatable {
-    public let latitude: Double
-    public let longitude: Double
+struct PrivacyZone: Sendable, Equatable {
+    let latitude: Double
+    let longitude: Double
     /// Metres.
-    public let radius: Double
+    let radius: Double
     /// For people reading the policy; not used by the SDK.
-    public let name: String?
+    let name: String?
 
-    public init(latitude: Double, longitude: Double, radius: Double, name: String? = nil) {
+    init(latitude: Double, longitude: Double, radius: Double, name: String? = nil) {
         self.latitude = latitude
         self.longitude = longitude
         self.radius = radius
@@ -17,7 +17,7 @@ public struct PrivacyZone: Sendable, Equatable {
     }
 
     /// Whether a point lies inside the circle (great-circle distance, haversine formula).
-    public func contains(latitude: Double, longitude: Double) -> Bool {
+    func contains(latitude: Double, longitude: Double) -> Bool {
         Self.distance(fromLatitude: self.latitude, longitude: self.longitude, toLatitude: latitude, longitude: longitude) <= radius
     }
 

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import Atomics
 
 /// Completion handler of every logging call.
 public typealias LogCompletion = @Sendable (LogStatus) -> Void
@@ -8,10 +8,10 @@ public typealias LogCompletion = @Sendable (LogStatus) -> Void
 /// never on the caller's thread, and counts them for diagnostics.
 final class CompletionDispatcher: Sendable {
     let queue: DispatchQueue
-    private let recorded = Atomic<Int>(0)
-    private let filtered = Atomic<Int>(0)
-    private let disabled = Atomic<Int>(0)
-    private let failed = Atomic<Int>(0)
+    private let recorded = ManagedAtomic<Int>(0)
+    private let filtered = ManagedAtomic<Int>(0)
+    private let disabled = ManagedAtomic<Int>(0)
+    private let failed = ManagedAtomic<Int>(0)
 
     init(queue: DispatchQueue) {
         self.queue = queue
@@ -19,10 +19,10 @@ final class CompletionDispatcher: Sendable {
 
     func count(_ status: LogStatus) {
         switch status {
-        case .recorded: recorded.wrappingAdd(1, ordering: .relaxed)
-        case .filtered: filtered.wrappingAdd(1, ordering: .relaxed)
-        case .disabled: disabled.wrappingAdd(1, ordering: .relaxed)
-        case .failed: failed.wrappingAdd(1, ordering: .relaxed)
+        case .recorded: recorded.wrappingIncrement(ordering: .relaxed)
+        case .filtered: filtered.wrappingIncrement(ordering: .relaxed)
+        case .disabled: disabled.wrappingIncrement(ordering: .relaxed)
+        case .failed: failed.wrappingIncrement(ordering: .relaxed)
         }
     }
 

@@ -23,13 +23,16 @@ final class RequestManager: @unchecked Sendable {
     /// The drained buffer, kept for reuse so the next burst does not regrow an array.
     private var spare: [PendingRequest] = []
     private let configurationLimits: Configuration.Limits
+    private let encoder: ParameterEncoder
     private let logger: Logger
     private var maintenanceTimer: (any DispatchSourceTimer)?
     /// How often the Pruner's periodic pass runs.
     static let maintenanceInterval: Duration = .seconds(60)
 
     struct PendingRequest: Sendable {
-        let request: StorageRequest
+        var request: StorageRequest
+        /// The app's parameters, encoded into `request` on the queue just before the write.
+        let parameters: LogParameters
         let completion: LogCompletion?
     }
 
@@ -56,6 +59,7 @@ final class RequestManager: @unchecked Sendable {
         self.configurationLimits = configuration.limits
         self.maxPendingEvents = configuration.limits.maxPendingEvents
         self.maxPendingBytes = configuration.limits.maxPendingBytes
+        self.encoder = ParameterEncoder(maxBytes: configuration.limits.maxParametersBytes)
         self.pending = Lock(PendingState(sessions: sessions))
         if let url = configuration.uploadURL, let appKey = configuration.appKey {
             uploader = Uploader(queue: queue, database: database,
@@ -84,15 +88,22 @@ final class RequestManager: @unchecked Sendable {
         case refused(NFLoggerError)
     }
 
+    /// What a call costs the in-memory queue, for its byte bound. The parameters are not
+    /// measured on the caller's thread: the queue holds the app's own values (strings share
+    /// their storage), so each is counted at a flat size and the encoded size is checked later.
+    private static func approximateBytes(name: String, type: String, parameters: LogParameters) -> Int {
+        96 + name.utf8.count + type.utf8.count + 64 * parameters.count
+    }
+
     /// Queues a point event or the start of a span.
     /// - Returns: the event's id, or `nil` if it was refused (its completion has been told why).
-    func submit(_ draft: EventDraft, completion: LogCompletion?) -> UUID? {
-        let cost = draft.approximateBytes
+    func submit(_ draft: EventDraft, parameters: LogParameters, completion: LogCompletion?) -> UUID? {
+        let cost = Self.approximateBytes(name: draft.name, type: draft.type, parameters: parameters)
         let outcome = pending.withLock { state -> Admitted in
             if let refusal = refusal(state, cost: cost) { return .refused(refusal) }
             let id = state.ids.make(milliseconds: draft.wallMilliseconds)
             let record = EventRecord(id: id, session: state.sessions.current, draft: draft)
-            return .queued(id, scheduleDrain: Self.append(.event(record), completion, cost: cost, to: &state))
+            return .queued(id, scheduleDrain: Self.append(.event(record), parameters, completion, cost: cost, to: &state))
         }
         switch outcome {
         case .queued(let id, let scheduleDrain):
@@ -105,11 +116,11 @@ final class RequestManager: @unchecked Sendable {
     }
 
     /// Queues the end of a span.
-    func submit(_ end: SpanEnd, completion: LogCompletion?) {
-        let cost = 64 + (end.parameters?.count ?? 0)
+    func submit(_ end: SpanEnd, parameters: LogParameters, completion: LogCompletion?) {
+        let cost = Self.approximateBytes(name: "", type: "", parameters: parameters)
         let outcome = pending.withLock { state -> Admitted in
             if let refusal = refusal(state, cost: cost) { return .refused(refusal) }
-            return .queued(end.id, scheduleDrain: Self.append(.endSpan(end), completion, cost: cost, to: &state))
+            return .queued(end.id, scheduleDrain: Self.append(.endSpan(end), parameters, completion, cost: cost, to: &state))
         }
         switch outcome {
         case .queued(_, let scheduleDrain):
@@ -130,9 +141,9 @@ final class RequestManager: @unchecked Sendable {
     }
 
     /// Appends under the lock. Returns whether the caller must schedule a drain.
-    private static func append(_ request: StorageRequest, _ completion: LogCompletion?, cost: Int,
-                               to state: inout PendingState) -> Bool {
-        state.items.append(PendingRequest(request: request, completion: completion))
+    private static func append(_ request: StorageRequest, _ parameters: LogParameters, _ completion: LogCompletion?,
+                               cost: Int, to state: inout PendingState) -> Bool {
+        state.items.append(PendingRequest(request: request, parameters: parameters, completion: completion))
         if request.isLoggingCall { state.eventCount += 1 }
         state.bytes += cost
         guard !state.drainScheduled else { return false }
@@ -145,7 +156,7 @@ final class RequestManager: @unchecked Sendable {
     func suspend(wallMilliseconds: Int64, monotonicNanoseconds: UInt64) {
         let scheduleDrain = pending.withLock { state -> Bool in
             guard !state.closed, state.sessions.suspend(monotonicNanoseconds: monotonicNanoseconds) else { return false }
-            return Self.append(.sessionSuspended(state.sessions.current, atMilliseconds: wallMilliseconds), nil, cost: 0, to: &state)
+            return Self.append(.sessionSuspended(state.sessions.current, atMilliseconds: wallMilliseconds), [:], nil, cost: 0, to: &state)
         }
         if scheduleDrain { queue.async { self.drain() } }
         queue.async { self.uploader?.suspend() }
@@ -158,7 +169,7 @@ final class RequestManager: @unchecked Sendable {
             case .notSuspended, .newSession:
                 return false  // a new session gets its row with its first event
             case .continued:
-                return Self.append(.sessionResumed(state.sessions.current), nil, cost: 0, to: &state)
+                return Self.append(.sessionResumed(state.sessions.current), [:], nil, cost: 0, to: &state)
             }
         }
         if scheduleDrain { queue.async { self.drain() } }
@@ -190,7 +201,7 @@ final class RequestManager: @unchecked Sendable {
                 spare = batch
                 return
             }
-            let statuses = database.write(batch.lazy.map(\.request))
+            let statuses = encodeAndWrite(&batch)
             var delivered: [(LogCompletion, LogStatus)] = []
             delivered.reserveCapacity(batch.count)
             var recorded = 0
@@ -206,6 +217,27 @@ final class RequestManager: @unchecked Sendable {
             pending.withLock { ($0.inFlightEvents, $0.inFlightBytes) = (0, 0) }
             batch.removeAll(keepingCapacity: true)
             spare = batch
+        }
+    }
+
+    /// Encodes each request's parameters, then writes those that encoded in one transaction.
+    /// A request whose parameters fail (a non-finite double, too many bytes) fails alone.
+    /// - Returns: one status per request, in order.
+    private func encodeAndWrite(_ batch: inout [PendingRequest]) -> [LogStatus] {
+        var failures: [Int: NFLoggerError] = [:]
+        for index in batch.indices where !batch[index].parameters.isEmpty {
+            do {
+                batch[index].request.setParameters(try encoder.encode(batch[index].parameters))
+            } catch {
+                failures[index] = error
+            }
+        }
+        if failures.isEmpty { return database.write(batch.lazy.map(\.request)) }
+        let writable = batch.indices.filter { failures[$0] == nil }.map { batch[$0].request }
+        var written = database.write(writable).makeIterator()
+        return batch.indices.map { index in
+            if let failure = failures[index] { return .failed(failure) }
+            return written.next() ?? .failed(.closed)
         }
     }
 

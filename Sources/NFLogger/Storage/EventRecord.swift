@@ -8,31 +8,30 @@ enum EventKind: String, Sendable {
 }
 
 /// A validated, time-stamped event that has not yet been given its id and session.
-/// Built on the caller's thread; everything costly about it (validation, JSON) is already done.
+/// Built on the caller's thread, which checks the name and stamps the time; the parameters are
+/// encoded on the RequestManager's queue, just before the write.
 struct EventDraft: Sendable {
     let kind: EventKind
     let name: String
     let type: String
-    /// The parameters as a JSON object, or `nil` when there are none.
-    let parameters: [UInt8]?
+    /// The parameters as a JSON object, or `nil` when there are none (set on the queue).
+    var parameters: [UInt8]? = nil
     let wallMilliseconds: Int64
     let monotonicNanoseconds: UInt64
-
-    /// What this event costs the in-memory queue, for its byte bound.
-    var approximateBytes: Int { 96 + name.utf8.count + type.utf8.count + (parameters?.count ?? 0) }
 }
 
 /// A point event or the start of a span, ready for its table.
 struct EventRecord: Sendable {
     let id: UUID
     let session: Session
-    let draft: EventDraft
+    var draft: EventDraft
 }
 
 /// The end of a span, matched to its start by id on the RequestManager's queue.
 struct SpanEnd: Sendable {
     let id: UUID
-    let parameters: [UInt8]?
+    /// The parameters as a JSON object, or `nil` when there are none (set on the queue).
+    var parameters: [UInt8]? = nil
     let wallMilliseconds: Int64
     let monotonicNanoseconds: UInt64
 }
@@ -43,6 +42,15 @@ enum StorageRequest: Sendable {
     case endSpan(SpanEnd)
     case sessionSuspended(Session, atMilliseconds: Int64)
     case sessionResumed(Session)
+
+    /// Puts the encoded parameters into an event or a span's end.
+    mutating func setParameters(_ encoded: [UInt8]?) {
+        switch self {
+        case .event(var record): record.draft.parameters = encoded; self = .event(record)
+        case .endSpan(var end): end.parameters = encoded; self = .endSpan(end)
+        case .sessionSuspended, .sessionResumed: break
+        }
+    }
 
     /// Whether this request answers an app's logging call (and so counts in diagnostics).
     var isLoggingCall: Bool {

@@ -25,7 +25,7 @@ public final class DefaultHTTPTransport: HTTPTransport {
         #endif
     }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
         try await base.send(request)
     }
 

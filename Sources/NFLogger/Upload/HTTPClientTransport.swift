@@ -52,7 +52,7 @@ final class HTTPClientTransport: Sendable {
     /// Closes the connections; later requests fail.
     func shutdown() { client.shutdown { _ in } }
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         // Pinning means nothing over plain HTTP, and the app key would travel in clear.
         if pinned && request.url.scheme?.lowercased() != "https" {
             throw UntrustedCollector(host: request.url.host ?? "", detail: "the URL is \(request.url.scheme ?? "without a scheme"), not https; nothing was sent")
@@ -69,7 +69,7 @@ final class HTTPClientTransport: Sendable {
                 let body = try await response.body.collect(upTo: Self.maxResponseBytes)
                 var headers: [String: String] = [:]
                 for header in response.headers { headers[header.name] = header.value }
-                return HTTPResponse(status: Int(response.status.code), headers: headers, body: Data(body.readableBytesView))
+                return TransportResponse(status: Int(response.status.code), headers: headers, body: Data(body.readableBytesView))
             }
         } catch let error as NIOSSLError where pinned {
             guard case .handshakeFailed = error else { throw error }

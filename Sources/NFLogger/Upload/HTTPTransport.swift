@@ -6,11 +6,11 @@ import Foundation
 public protocol HTTPTransport: Sendable {
     /// Sends one request and returns the response, or throws if no response arrived
     /// (connection refused or dropped, timeout, TLS failure).
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse
+    func send(_ request: TransportRequest) async throws -> TransportResponse
 }
 
 /// An HTTP request, as the SDK builds it.
-public struct HTTPRequest: Sendable {
+public struct TransportRequest: Sendable {
     public var url: URL
     public var method: String
     /// Header names as written; compare them case-insensitively.
@@ -26,7 +26,7 @@ public struct HTTPRequest: Sendable {
 }
 
 /// An HTTP response.
-public struct HTTPResponse: Sendable {
+public struct TransportResponse: Sendable {
     public var status: Int
     /// Header names lowercased.
     public var headers: [String: String]

@@ -1,4 +1,4 @@
-import Synchronization
+import Atomics
 
 /// The earliest moment (on the uploader's monotonic clock) a request may leave. The Uploader sets
 /// it on its queue when a wait starts; the sending task reads it just before the request goes
@@ -6,7 +6,7 @@ import Synchronization
 /// than sent early.
 final class SendGate: Sendable {
     // An atomic rather than the queue: the sending task runs off the queue, and must not wait on it.
-    private let notBefore = Atomic<UInt64>(0)
+    private let notBefore = ManagedAtomic<UInt64>(0)
 
     func close(until nanoseconds: UInt64) { notBefore.store(nanoseconds, ordering: .relaxed) }
 

@@ -35,7 +35,7 @@ public final class URLSessionTransport: HTTPTransport {
     /// Cancels what is in flight; later requests fail.
     func shutdown() { session.invalidateAndCancel() }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
         if delegate.pinning != nil && request.url.scheme?.lowercased() != "https" {
             throw UntrustedCollector(host: request.url.host ?? "", detail: "the URL is \(request.url.scheme ?? "without a scheme"), not https; nothing was sent")
         }
@@ -57,6 +57,6 @@ public final class URLSessionTransport: HTTPTransport {
         for (name, value) in http.allHeaderFields {
             if let name = name as? String, let value = value as? String { headers[name] = value }
         }
-        return HTTPResponse(status: http.statusCode, headers: headers, body: data)
+        return TransportResponse(status: http.statusCode, headers: headers, body: data)
     }
 }

@@ -11,7 +11,7 @@ enum UploadVerdict: Equatable {
     /// event is kept and uploads wait long.
     case pause
 
-    init(_ response: HTTPResponse) {
+    init(_ response: TransportResponse) {
         switch response.status {
         case 200..<300:            self = .delivered
         case 413:                  self = .split

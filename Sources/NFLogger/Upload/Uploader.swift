@@ -297,7 +297,7 @@ final class Uploader: @unchecked Sendable {
                 }
             }
             logger.trace("uploading batch", metadata: ["batch": "\(batch.id)", "events": "\(batch.eventCount)", "bytes": "\(body.count)"])
-            let request = HTTPRequest(url: url, method: "POST", headers: [
+            let request = TransportRequest(url: url, method: "POST", headers: [
                 "Content-Type": "application/json",
                 "Content-Encoding": "gzip",
                 WireProtocol.appKeyHeader: appKey,
@@ -308,7 +308,7 @@ final class Uploader: @unchecked Sendable {
                 return queue.async { self.settle(batch, body: body, .failure(HeldBack())) }
             }
             let task = Task {
-                let outcome: Result<HTTPResponse, any Error>
+                let outcome: Result<TransportResponse, any Error>
                 do { outcome = .success(try await transport.send(request)) } catch { outcome = .failure(error) }
                 queue.async { self.settle(batch, body: body, outcome) }
             }
@@ -330,7 +330,7 @@ final class Uploader: @unchecked Sendable {
     /// A batch not sent because a wait began while it was compressed: it goes when the wait ends.
     private struct HeldBack: Error {}
 
-    private func settle(_ batch: OutgoingBatch, body: Data?, _ outcome: Result<HTTPResponse, any Error>) {
+    private func settle(_ batch: OutgoingBatch, body: Data?, _ outcome: Result<TransportResponse, any Error>) {
         inFlight[batch.rowID] = nil
         sending[batch.rowID] = nil
         database.inFlightBatches.remove(batch.rowID)
@@ -356,8 +356,8 @@ final class Uploader: @unchecked Sendable {
         if !closed && !suspended && !isWaiting { fill() }
     }
 
-    private func handle(_ batch: OutgoingBatch, _ outcome: Result<HTTPResponse, any Error>) {
-        let response: HTTPResponse
+    private func handle(_ batch: OutgoingBatch, _ outcome: Result<TransportResponse, any Error>) {
+        let response: TransportResponse
         switch outcome {
         case .failure(is HeldBack):
             return  // not sent: nothing to count; the wait that held it back ends with a trigger

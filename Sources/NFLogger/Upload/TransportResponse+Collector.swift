@@ -5,7 +5,7 @@ import FoundationNetworking
 
 /// Reading the collector's answers: its error body (`{"error":{"message","path"}}`, see
 /// docs/PROTOCOL.md) and `Retry-After`.
-extension HTTPResponse {
+extension TransportResponse {
     /// The collector's error message, or the start of the body.
     var errorMessage: String {
         if let message = errorObject?["message"] as? String { return String(message.prefix(500)) }

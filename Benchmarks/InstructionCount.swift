@@ -1,0 +1,60 @@
+import Foundation
+import NFLogger
+
+/// Instructions per log call, counted by callgrind: unlike times on this (virtual) machine,
+/// instruction counts repeat from run to run, so they show what a change did to the call.
+///
+/// The benchmark runs `nflog-count-calls` (built beside it) under `valgrind --tool=callgrind`,
+/// collecting only inside its `nflog_bench_counted_call` (and what that calls, on the caller's
+/// thread): the queue's thread, which writes the events, is not counted. It is a separate
+/// program with a synchronous `main`: valgrind 3.19 crashes in `dispatch_main`, where an async
+/// `main` such as this one's waits.
+enum InstructionCount {
+    /// The figure per mode, or `nil` when valgrind or strip is not installed.
+    static func measure(calls: Int, modes: [String]) throws -> [String: Double]? {
+        guard let valgrind = which("valgrind"), let strip = which("strip") else { return nil }
+        let me = (Bundle.main.executableURL ?? URL(fileURLWithPath: "/proc/self/exe"))
+            .deletingLastPathComponent().appendingPathComponent("nflog-count-calls")
+        let directory = scratchDirectory("callgrind")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Valgrind 3.19 cannot read Swift 6's DWARF 5 debug info; the symbol table is enough.
+        let copy = directory.appendingPathComponent("nflog-count-calls")
+        try FileManager.default.copyItem(at: me, to: copy)
+        guard run(strip, ["--strip-debug", copy.path]) else { throw BenchError("strip --strip-debug failed") }
+        var counts: [String: Double] = [:]
+        for mode in modes {
+            let output = directory.appendingPathComponent("callgrind.\(mode).out")
+            let arguments = ["--tool=callgrind", "--collect-atstart=no", "--toggle-collect=nflog_bench_counted_call",
+                             "--callgrind-out-file=\(output.path)", copy.path, String(calls), mode]
+            guard run(valgrind, arguments) else { throw BenchError("callgrind failed for mode \(mode)") }
+            counts[mode] = Double(try totalInstructions(in: output)) / Double(calls)
+        }
+        return counts
+    }
+
+    /// The `totals:` (or `summary:`) line of a callgrind output file: instructions executed.
+    private static func totalInstructions(in file: URL) throws -> Int {
+        let text = try String(contentsOf: file, encoding: .utf8)
+        for line in text.split(separator: "\n") where line.hasPrefix("totals:") || line.hasPrefix("summary:") {
+            if let value = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) { return value }
+        }
+        throw BenchError("no totals in \(file.lastPathComponent)")
+    }
+
+    private static func which(_ tool: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(tool)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    private static func run(_ executable: String, _ arguments: [String]) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationReason == .exit && process.terminationStatus == 0
+    }
+}
+

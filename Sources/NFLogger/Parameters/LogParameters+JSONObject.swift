@@ -1,0 +1,79 @@
+import Foundation
+
+extension Dictionary where Key == String, Value == any LogValueConvertible {
+    /// Converts a dictionary from `JSONSerialization` (or any `[String: Any]` of JSON values)
+    /// into parameters, checking every value.
+    ///
+    /// Accepted: `String`, `NSNumber` (booleans, integers within `Int64`, finite doubles), the
+    /// Swift number types and `Bool`, `NSNull`, arrays and `[String: Any]` dictionaries of
+    /// these, nested at most 32 levels.
+    ///
+    /// - Throws: ``NFLoggerError/invalidParameter(key:reason:)`` naming the first offending
+    ///   value by its path, such as `user.tags[2]`.
+    public init(jsonObject: [String: Any]) throws(NFLoggerError) {
+        var parameters: LogParameters = [:]
+        parameters.reserveCapacity(jsonObject.count)
+        for (key, value) in jsonObject {
+            do {
+                parameters[key] = try JSONObjectConversion.value(value, depth: 1)
+            } catch {
+                throw error.under(key).loggerError
+            }
+        }
+        self = parameters
+    }
+}
+
+/// The checks behind ``Swift/Dictionary/init(jsonObject:)``: dynamic casts, but only for input
+/// that arrives untyped (the JavaScript bridge, decoded files), never on the log call's path.
+enum JSONObjectConversion {
+    static func value(_ value: Any, depth: Int) throws(ParameterFailure) -> LogValue {
+        guard depth <= ParameterEncoder.maxDepth else {
+            throw ParameterFailure(path: [], reason: "nested deeper than \(ParameterEncoder.maxDepth) levels")
+        }
+        switch value {
+        case let string as String: return .string(string)
+        case let number as NSNumber: return try self.number(number)
+        case is NSNull: return .null
+        case let array as [Any]:
+            var elements: [LogValue] = []
+            elements.reserveCapacity(array.count)
+            for (index, element) in array.enumerated() {
+                do { elements.append(try self.value(element, depth: depth + 1)) } catch { throw error.under("[\(index)]") }
+            }
+            return .array(elements)
+        case let object as [String: Any]:
+            var members: [String: LogValue] = [:]
+            members.reserveCapacity(object.count)
+            for (key, member) in object {
+                do { members[key] = try self.value(member, depth: depth + 1) } catch { throw error.under(key) }
+            }
+            return .object(members)
+        case let convertible as any LogValueConvertible:
+            return convertible.logValue
+        default:
+            throw ParameterFailure(path: [], reason: "values of type \(type(of: value)) are not JSON-compatible")
+        }
+    }
+
+    private static func number(_ number: NSNumber) throws(ParameterFailure) -> LogValue {
+        if type(of: number) == NSNumber.booleanClass { return .bool(number.boolValue) }
+        switch UInt8(bitPattern: number.objCType.pointee) {
+        case UInt8(ascii: "f"), UInt8(ascii: "d"):
+            return .double(number.doubleValue)
+        case UInt8(ascii: "Q"), UInt8(ascii: "L"):
+            guard let exact = Int64(exactly: number.uint64Value) else {
+                throw ParameterFailure(path: [], reason: "\(number.uint64Value) does not fit in a 64-bit signed integer")
+            }
+            return .integer(exact)
+        default:
+            return .integer(number.int64Value)
+        }
+    }
+}
+
+extension NSNumber {
+    /// The class Foundation uses for boolean NSNumbers (`__NSCFBoolean` on every platform): what
+    /// tells `true` from `1` in JSON that `JSONSerialization` decoded.
+    static let booleanClass: AnyClass = type(of: NSNumber(value: true))
+}

@@ -1,0 +1,106 @@
+/// An event's parameters: string keys and JSON-compatible values, checked by the compiler.
+///
+/// Literals, nested literals and variables all work without wrapping; a `Date`, a `URL` or a
+/// model object does not compile (convert it first: `date.timeIntervalSince1970`,
+/// `url.absoluteString`, or make the type ``LogValueConvertible``):
+///
+/// ```swift
+/// logger.logEvent(name: "ui.tap", parameters: ["screen": screenName, "index": i, "tags": ["a", "b"]])
+/// ```
+///
+/// Parameters are encoded on the logger's queue, not on the caller's thread; a problem there
+/// (a non-finite double, a key longer than 256 bytes, nesting deeper than 32 levels, more than
+/// ``Configuration/Limits/maxParametersBytes`` once encoded) completes the call with
+/// ``LogStatus/failed(_:)`` naming the key, and nothing is stored. From `JSONSerialization`,
+/// convert with ``Swift/Dictionary/init(jsonObject:)``.
+public typealias LogParameters = [String: any LogValueConvertible]
+
+/// A type whose values can be event parameters.
+///
+/// The standard library's `String`, `Substring`, `Bool`, `Double`, `Float`, the signed integers
+/// and `UInt8`…`UInt32` (whatever fits in `Int64`), and optionals, arrays and `[String: …]`
+/// dictionaries of conforming values already conform, as does ``LogValue``. Conform your own
+/// type by saying which JSON it is:
+///
+/// ```swift
+/// extension Plan: LogValueConvertible {
+///     var logValue: LogValue { ["id": .string(id), "seats": .integer(Int64(seats))] }
+/// }
+/// ```
+public protocol LogValueConvertible: Sendable {
+    /// The value as JSON. Read on the logger's queue, once per call.
+    var logValue: LogValue { get }
+}
+
+extension LogValue: LogValueConvertible {
+    public var logValue: LogValue { self }
+}
+
+extension String: LogValueConvertible {
+    public var logValue: LogValue { .string(self) }
+}
+
+extension Substring: LogValueConvertible {
+    public var logValue: LogValue { .string(String(self)) }
+}
+
+extension Bool: LogValueConvertible {
+    public var logValue: LogValue { .bool(self) }
+}
+
+extension Double: LogValueConvertible {
+    public var logValue: LogValue { .double(self) }
+}
+
+extension Float: LogValueConvertible {
+    /// Through the Float's own shortest text, so `1.1` is sent as 1.1, not 1.100000023841858.
+    public var logValue: LogValue { .double(Double(description) ?? Double(self)) }
+}
+
+extension Int: LogValueConvertible {
+    public var logValue: LogValue { .integer(Int64(self)) }
+}
+
+extension Int8: LogValueConvertible {
+    public var logValue: LogValue { .integer(Int64(self)) }
+}
+
+extension Int16: LogValueConvertible {
+    public var logValue: LogValue { .integer(Int64(self)) }
+}
+
+extension Int32: LogValueConvertible {
+    public var logValue: LogValue { .integer(Int64(self)) }
+}
+
+extension Int64: LogValueConvertible {
+    public var logValue: LogValue { .integer(self) }
+}
+
+extension UInt8: LogValueConvertible {
+    public var logValue: LogValue { .integer(Int64(self)) }
+}
+
+extension UInt16: LogValueConvertible {
+    public var logValue: LogValue { .integer(Int64(self)) }
+}
+
+extension UInt32: LogValueConvertible {
+    public var logValue: LogValue { .integer(Int64(self)) }
+}
+
+// `UInt` and `UInt64` do not conform: their values need not fit in `Int64`, and the compiler,
+// not a run-time check, is what keeps parameters JSON-compatible.
+
+extension Optional: LogValueConvertible where Wrapped: LogValueConvertible {
+    /// `nil` is JSON `null`.
+    public var logValue: LogValue { map(\.logValue) ?? .null }
+}
+
+extension Array: LogValueConvertible where Element: LogValueConvertible {
+    public var logValue: LogValue { .array(map(\.logValue)) }
+}
+
+extension Dictionary: LogValueConvertible where Key == String, Value: LogValueConvertible {
+    public var logValue: LogValue { .object(mapValues(\.logValue)) }
+}

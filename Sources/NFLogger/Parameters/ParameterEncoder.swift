@@ -1,0 +1,107 @@
+import NFLogSupport
+
+/// Checks event parameters and encodes them as a JSON object, on the RequestManager's queue:
+/// the caller's thread only hands the typed dictionary over (no casts, no JSON).
+struct ParameterEncoder: Sendable {
+    /// The largest encoded object accepted, in bytes.
+    let maxBytes: Int
+    static let maxDepth = 32
+    static let maxKeyBytes = 256
+
+    /// Returns the JSON encoding, or `nil` for no parameters.
+    func encode(_ parameters: LogParameters) throws(NFLoggerError) -> [UInt8]? {
+        if parameters.isEmpty { return nil }
+        var writer = JSONWriter(capacity: 16 + parameters.count * 32, maxBytes: maxBytes)
+        do {
+            try writer.writeMembers(parameters, depth: 1) { $0.logValue }
+            try writer.checkSize()  // the closing brace
+        } catch {
+            throw error.loggerError
+        }
+        return writer.bytes
+    }
+}
+
+/// A parameter problem on its way up to the top level, collecting the key path as it goes.
+struct ParameterFailure: Error {
+    var path: [String]
+    let reason: String
+    var tooLarge: (bytes: Int, limit: Int)?
+
+    var loggerError: NFLoggerError {
+        if let tooLarge { return .parametersTooLarge(bytes: tooLarge.bytes, limit: tooLarge.limit) }
+        var key = ""
+        for component in path.reversed() {
+            if component.hasPrefix("[") || key.isEmpty { key += component } else { key += "." + component }
+        }
+        return .invalidParameter(key: key, reason: reason)
+    }
+
+    func under(_ component: String) -> ParameterFailure {
+        var copy = self
+        copy.path.append(component)
+        return copy
+    }
+}
+
+extension JSONWriter {
+    mutating func writeValue(_ value: LogValue, depth: Int) throws(ParameterFailure) {
+        switch value {
+        case .string(let string): writeString(string)
+        case .integer(let integer): writeInteger(integer)
+        case .double(let double):
+            guard double.isFinite else {
+                throw ParameterFailure(path: [], reason: "\(double) is not a finite number; JSON has no NaN or infinity")
+            }
+            // Swift prints the shortest text that reads back as the same Double, always valid JSON.
+            writeNumber(double.description)
+        case .bool(let bool): if bool { writeLiteral("true") } else { writeLiteral("false") }
+        case .null: writeLiteral("null")
+        case .array(let elements):
+            try checkDepth(depth)
+            bytes.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                do { try writeValue(element, depth: depth + 1) } catch { throw error.under("[\(index)]") }
+                try checkSize()
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let members):
+            try writeMembers(members, depth: depth) { $0 }
+        }
+    }
+
+    /// Writes an object whose members become ``LogValue``s through `value`: the top level's
+    /// existentials and nested objects share the key checks.
+    mutating func writeMembers<Member>(_ members: [String: Member], depth: Int,
+                                       value: (Member) -> LogValue) throws(ParameterFailure) {
+        try checkDepth(depth)
+        bytes.append(UInt8(ascii: "{"))
+        var first = true
+        for (key, member) in members {
+            if key.isEmpty || key.utf8.count > ParameterEncoder.maxKeyBytes {
+                throw ParameterFailure(path: [key], reason: "keys must be 1…\(ParameterEncoder.maxKeyBytes) bytes")
+            }
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            writeString(key)
+            bytes.append(UInt8(ascii: ":"))
+            do { try writeValue(value(member), depth: depth + 1) } catch { throw error.under(key) }
+            try checkSize()
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    private func checkDepth(_ depth: Int) throws(ParameterFailure) {
+        guard depth <= ParameterEncoder.maxDepth else {
+            throw ParameterFailure(path: [], reason: "nested deeper than \(ParameterEncoder.maxDepth) levels")
+        }
+    }
+
+    func checkSize() throws(ParameterFailure) {
+        if bytes.count > maxBytes {
+            // The real size is unknown (we stopped early); report what was written so far.
+            throw ParameterFailure(path: [], reason: "", tooLarge: (bytes.count, maxBytes))
+        }
+    }
+}
