@@ -1,56 +1,40 @@
 import Foundation
 import Logging
 import NFLogSupport
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
-/// The one owner of the SQLite connection: opens it (WAL, `synchronous=NORMAL`, busy timeout,
-/// migrations), prepares the tables, and applies batches of ``StorageRequest``s in one
-/// transaction each.
+/// The one owner of the SQLite connection: opens the ``DatabaseFile`` when it is needed (moving
+/// it aside when it is damaged or sealed with another key), runs every use of it in one
+/// transaction, and decides what a failure means for the connection. The uses live beside it:
+/// the ``EventWriter`` writes batches of ``StorageRequest``s, the ``Outbox`` forms and settles
+/// upload batches, the ``LimitEnforcer`` keeps the limits.
 ///
 /// Used only on the RequestManager's serial queue, which is what makes its mutable state safe;
 /// each entry point checks it (``QueueOwner``, debug builds).
 final class DatabaseManager {
-    let path: String
-    private let busyTimeoutMilliseconds: Int32
-    private let contextJSON: String
+    private let file: DatabaseFile
+    var path: String { file.path }
 
-    /// Everything that exists only while the database is open.
-    private struct Open {
-        let connection: SQLiteConnection
-        let tables: EventTableFactory
-        let sessions: SessionTable
-        let outbox: Outbox
-        let pruner: Pruner
-    }
-    private var open: Open?
-    /// Row ids known to be committed: a cache, cleared whenever a transaction fails.
-    private var contextRowID: Int64?
-    private var sessionRowIDs: [UUID: Int64] = [:]
+    private var open: OpenDatabase?
     private(set) var lastError: StorageError?
     /// Set by ``close()``: a closed manager never reopens the file.
     private var isClosed = false
     /// The limits the Pruner enforces (configuration, then policy).
     var limits: StorageLimits
-    /// Events stored, as far as this manager knows: exact after open, then counted up on
-    /// inserts and only ever over-estimated (deliveries elsewhere are not subtracted), so it is
-    /// recounted exactly before anything is pruned.
-    private var storedEvents = 0
     /// Upload batches on the network right now (the Uploader keeps this up to date, on the same
     /// queue): the only rows the Pruner must not touch.
     var inFlightBatches: Set<Int64> = []
+    private let writer: EventWriter
+    private let limitEnforcer: LimitEnforcer
     /// Totals since this manager started, for diagnostics.
-    private(set) var prunedEvents = 0
-    private(set) var abandonedSpans = 0
+    var prunedEvents: Int { limitEnforcer.prunedEvents }
+    var abandonedSpans: Int { limitEnforcer.abandonedSpans }
+    /// A reset found while writing, to note in the fresh database once it is open.
+    private var pendingResetNote: String?
+    /// Why and where each database file was moved aside, for diagnostics.
+    private(set) var resets: [String] = []
 
     /// The logger's clock: events are stamped and aged by the same one.
     private let clock: any EventClock
-    /// Seals parameters at rest, when the configuration holds a key.
-    private let cipher: ParameterCipher?
-
     /// The SDK's own log: what went wrong with the file, never what events hold.
     private let logger: Logger
     /// The RequestManager's queue: every entry point checks it is called there (debug builds).
@@ -60,14 +44,16 @@ final class DatabaseManager {
          cipher: ParameterCipher? = nil, clock: any EventClock = SystemEventClock(),
          logger: Logger = Logger(label: "nflogger", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.owner = owner
-        self.path = path
-        self.cipher = cipher
+        self.file = DatabaseFile(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cipher: cipher)
         self.logger = logger
         self.limits = limits
         self.clock = clock
-        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
-        self.contextJSON = properties.canonicalJSON()
+        let limitEnforcer = LimitEnforcer(owner: owner)
+        self.limitEnforcer = limitEnforcer
+        self.writer = EventWriter(owner: owner, properties: properties, limitEnforcer: limitEnforcer)
     }
+
+    // MARK: Opening and closing
 
     /// Opens the database if it is not open. Failing is not final: the next call tries again,
     /// so logging resumes by itself once the cause (a full disk, a locked file) goes away.
@@ -77,7 +63,7 @@ final class DatabaseManager {
         return try openDatabase().connection
     }
 
-    private func openDatabase() throws(SQLiteError) -> Open {
+    private func openDatabase() throws(SQLiteError) -> OpenDatabase {
         if let open { return open }
         if isClosed { throw SQLiteError(code: 21, message: "the database was closed with the logger") }
         do {
@@ -86,147 +72,65 @@ final class DatabaseManager {
             // Encrypted with another key: its events cannot be read or sent, and must not be mixed
             // with new ones under this key. Moved aside, never deleted, so the right key can still
             // recover them; but not from under another process that is using it.
-            if let connection = try? SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds),
-               (try? Self.anotherProcessHasItOpen(connection)) != false {
+            if let connection = try? file.connect(),
+               (try? LiveProcessRegistry(connection: connection).anotherProcessHasItOpen()) != false {
                 throw SQLiteError(code: 5, message: "\(error.message), and another process has it open; it is left as it is")
             }
             let reset = moveAside(because: error, suffix: "undecryptable",
                                   what: "the database cannot be opened with the configured key (\(error.message))")
-            let opened = try openFile()
-            try opened.connection.transaction { () throws(SQLiteError) in
-                try opened.outbox.note(kind: "database_reset", detail: reset, at: clock.wallMilliseconds())
-            }
-            return opened
-        } catch where Self.isCorruption(error) {
+            return try reopen(noting: reset)
+        } catch where DatabaseFile.isCorruption(error) {
             // A damaged file is moved aside, never deleted, and a fresh database takes its place.
-            let reset = quarantineDamagedFile(because: error)
-            let opened = try openFile()
-            try opened.connection.transaction { () throws(SQLiteError) in
-                try opened.outbox.note(kind: "database_reset", detail: reset, at: clock.wallMilliseconds())
-            }
-            return opened
+            return try reopen(noting: moveDamagedFileAside(because: error))
         }
     }
 
-    /// The errors that mean the file itself is damaged (as opposed to full, busy or unreadable).
-    static func isCorruption(_ error: SQLiteError) -> Bool {
-        error.primaryCode == 11 /* CORRUPT */ || error.primaryCode == 26 /* NOTADB */ || error.message.hasPrefix("quick_check: ")
+    /// Opens the fresh database that takes the place of a file moved aside, and notes the reset.
+    private func reopen(noting reset: String) throws(SQLiteError) -> OpenDatabase {
+        let opened = try openFile()
+        try note(reset: reset, in: opened)
+        return opened
     }
 
-    /// A reset found while writing, to note in the fresh database once it is open.
-    private var pendingResetNote: String?
-
-    /// Why and where each database file was moved aside, for diagnostics.
-    private(set) var resets: [String] = []
-
-    /// Moves the damaged database (and its log) to `<path>.corrupt-<UTC time>`, counting what it
-    /// held if it still can. Returns the reason to report.
-    private func quarantineDamagedFile(because error: SQLiteError) -> String {
-        moveAside(because: error, suffix: "corrupt", what: "the database was damaged (\(error.message))")
-    }
-
-    /// Moves the database (and its log) to `<path>.<suffix>-<UTC time>`, counting what it held if
-    /// it still can, and remembers why as the last error. Returns the reason to report.
-    private func moveAside(because error: SQLiteError, suffix: String, what: String) -> String {
-        dropConnection()
-        let lost = Self.countEventsIfReadable(path)
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss.SSS'Z'"
-        let aside = path + ".\(suffix)-" + formatter.string(from: Date())
-        let files = FileManager.default
-        for suffix in ["", "-wal"] where files.fileExists(atPath: path + suffix) {
-            try? files.moveItem(atPath: path + suffix, toPath: aside + suffix)
+    private func openFile() throws(SQLiteError) -> OpenDatabase {
+        let connection = try file.open(maxBytes: limits.maxBytes)
+        let opened = try OpenDatabase(connection: connection, path: file.path, cipher: file.cipher, logger: logger)
+        try connection.transaction { () throws(SQLiteError) in
+            let registry = LiveProcessRegistry(connection: connection)
+            let departed = try registry.departedEpochs()
+            try limitEnforcer.abandonSpans(ofDeparted: departed, in: opened)
+            try registry.register(forgetting: departed)
         }
-        try? files.removeItem(atPath: path + "-shm")  // derived from the WAL; rebuilt on open
-        var reason = "\(what); moved aside to \((aside as NSString).lastPathComponent)"
-        if let lost { reason += "; it held \(lost) events" }
-        logger.error("storage: \(reason)")
-        resets.append(reason)
-        lastError = StorageError(SQLiteError(code: error.code, message: reason))
-        return reason
-    }
-
-    /// How many events a damaged file still lets us count, if any.
-    private static func countEventsIfReadable(_ path: String) -> Int? {
-        guard let connection = try? SQLiteConnection(path: path, busyTimeoutMilliseconds: 100),
-              let points = try? connection.scalarInt("SELECT count(*) FROM point_events"),
-              let spans = try? connection.scalarInt("SELECT count(*) FROM span_events") else { return nil }
-        return Int(points + spans)
-    }
-
-    private func openFile() throws(SQLiteError) -> Open {
-        let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
-                throw SQLiteError(code: 14, message: "cannot create the directory \(directory): \(error.localizedDescription)")
-            }
-        }
-        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
-        if try connection.scalarInt("PRAGMA user_version") == 0 {
-            // Only possible before the first table exists: lets the Pruner give pages back to the disk.
-            try connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
-        }
-        try connection.enableWriteAheadLog()
-        if let problem = try connection.scalarText("PRAGMA quick_check(1)"), problem != "ok" {
-            throw SQLiteError(code: 11, message: "quick_check: \(problem)")
-        }
-        // After a checkpoint, the log file is cut back to this size instead of staying at its peak,
-        // and checkpoints come often enough that the log stays a small part of the byte limit.
-        try connection.execute("PRAGMA journal_size_limit = \(min(4 << 20, limits.maxBytes / 8))")
-        try connection.execute("PRAGMA wal_autocheckpoint = \(max(16, min(1_000, limits.maxBytes / 8 / 4_096)))")
-        try Schema.migrate(connection)
-        if cipher != nil {
-            // Deleted values (delivered, pruned) are overwritten, not left in the file's slack.
-            try connection.execute("PRAGMA secure_delete = ON")
-        }
-        try AtRestEncryption.prepare(connection, cipher: cipher) { () throws(SQLiteError) in
-            try Self.anotherProcessHasItOpen(connection)
-        }
-        let tables = try EventTableFactory(connection: connection, cipher: cipher)
-        let opened = Open(connection: connection, tables: tables,
-                          sessions: try SessionTable(connection: connection),
-                          outbox: try Outbox(connection: connection, tables: tables, cipher: cipher, logger: logger),
-                          pruner: try Pruner(connection: connection, path: path))
-        try connection.transaction { () throws(SQLiteError) in try registerProcess(opened) }
-        storedEvents = try opened.pruner.storedEvents()
+        try limitEnforcer.recount(opened)
         if let note = pendingResetNote {
-            try connection.transaction { () throws(SQLiteError) in
-                try opened.outbox.note(kind: "database_reset", detail: note, at: clock.wallMilliseconds())
-            }
+            try self.note(reset: note, in: opened)
             pendingResetNote = nil
         }
         open = opened
         return opened
     }
 
-    /// Records this process as having the database open, and closes as abandoned the open spans
-    /// of processes that had it open and are gone without closing it (crashed or killed).
-    private func registerProcess(_ db: Open) throws(SQLiteError) {
-        let me = Int64(getpid())
-        let others = try db.connection.prepare("SELECT epoch, pid FROM open_epochs WHERE epoch != \(processClockEpoch)")
-            .collect { ($0.int64(at: 0), $0.int64(at: 1)) }
-        // A pid that still answers (and is not this process under an older epoch) is another app
-        // process sharing the file: its spans are alive.
-        let gone = others.filter { epoch, pid in pid == me || kill(pid_t(truncatingIfNeeded: pid), 0) != 0 }.map(\.0)
-        abandonedSpans += try db.pruner.abandonSpans(ofEpochs: gone, olderThan: Int64.min)
-        if !gone.isEmpty {
-            try db.connection.execute("DELETE FROM open_epochs WHERE epoch IN (\(gone.map(String.init).joined(separator: ",")))")
+    /// Notes a database reset for the collector, sent with the next batch.
+    private func note(reset: String, in db: OpenDatabase) throws(SQLiteError) {
+        try db.connection.transaction { () throws(SQLiteError) in
+            try db.diagnostics.note(kind: "database_reset", detail: reset, at: clock.wallMilliseconds())
         }
-        try db.connection.execute("""
-            INSERT INTO open_epochs (epoch, pid, opened_ms) VALUES (\(processClockEpoch), \(me), \(Int64(Date().timeIntervalSince1970 * 1000)))
-            ON CONFLICT (epoch) DO NOTHING
-            """)
     }
 
-    /// Whether a live process other than this one has registered the database as open.
-    static func anotherProcessHasItOpen(_ connection: SQLiteConnection) throws(SQLiteError) -> Bool {
-        let me = Int64(getpid())
-        return try connection.prepare("SELECT pid FROM open_epochs").collect { $0.int64(at: 0) }
-            .contains { pid in pid != me && (kill(pid_t(truncatingIfNeeded: pid), 0) == 0 || errno == EPERM) }
+    /// Moves the damaged database aside (`<path>.corrupt-<UTC time>`). Returns the reason to report.
+    private func moveDamagedFileAside(because error: SQLiteError) -> String {
+        moveAside(because: error, suffix: "corrupt", what: "the database was damaged (\(error.message))")
+    }
+
+    /// Closes the connection and moves the file aside, remembering why as a reset and as the last
+    /// error. Returns the reason to report.
+    private func moveAside(because error: SQLiteError, suffix: String, what: String) -> String {
+        dropConnection()
+        let reason = file.moveAside(suffix: suffix, what: what)
+        logger.error("storage: \(reason)")
+        resets.append(reason)
+        lastError = StorageError(SQLiteError(code: error.code, message: reason))
+        return reason
     }
 
     /// Closes the connection for good, as the logger closes: spans still open are not abandoned
@@ -234,7 +138,7 @@ final class DatabaseManager {
     func close() {
         owner.check()
         if let open {
-            try? open.connection.execute("DELETE FROM open_epochs WHERE epoch = \(processClockEpoch)")
+            try? LiveProcessRegistry(connection: open.connection).unregister()
         }
         isClosed = true
         dropConnection()
@@ -243,41 +147,30 @@ final class DatabaseManager {
     /// Drops the connection after a failure; the next request reopens the file.
     private func dropConnection() {
         open = nil
-        forgetUncommittedRowIDs()
+        writer.forgetUncommittedRowIDs()
     }
 
-    /// Row ids learned inside a failed transaction were rolled back with it.
-    private func forgetUncommittedRowIDs() {
-        contextRowID = nil
-        sessionRowIDs = [:]
-    }
+    // MARK: Uses, one transaction each
 
     /// Applies `requests` in one transaction and returns one status per request, in order.
     ///
-    /// Either the whole batch commits, and each request gets its own outcome (`.recorded`, or a
-    /// `.failed` that changed nothing, such as ending an unknown span), or nothing does. Then, if
-    /// SQLite refused one row (a constraint, a value too big), each request is retried in a
-    /// transaction of its own so the others are not failed with it; if the database as a whole
+    /// Either the whole batch commits, and each request gets its own outcome, or nothing does.
+    /// Then, if SQLite refused one row (a constraint, a value too big), each request is retried in
+    /// a transaction of its own so the others are not failed with it; if the database as a whole
     /// failed (full, read-only, busy, damaged), every request gets that storage error.
     func write(_ requests: some Collection<StorageRequest>) -> [LogStatus] {
         owner.check()
         do throws(SQLiteError) {
             let db = try openDatabase()
-            var statuses: [LogStatus] = []
-            statuses.reserveCapacity(requests.count)
-            try db.connection.transaction { () throws(SQLiteError) in
-                for request in requests {
-                    statuses.append(try apply(request, db))
-                }
-            }
+            let statuses = try writer.write(requests, to: db, limits: limits)
             lastError = nil
             enforceLimits(db, now: clock.wallMilliseconds(), includingAge: false)
             return statuses
         } catch {
-            forgetUncommittedRowIDs()
-            if Self.isCorruption(error) {
+            writer.forgetUncommittedRowIDs()
+            if DatabaseFile.isCorruption(error) {
                 // Damaged while open: move it aside now; the next write starts a fresh file.
-                _ = quarantineDamagedFile(because: error)
+                _ = moveDamagedFileAside(because: error)
                 pendingResetNote = lastError?.message
                 return Array(repeating: .failed(.storage(StorageError(error))), count: requests.count)
             }
@@ -299,51 +192,15 @@ final class DatabaseManager {
             let db = try openDatabase()
             return try db.connection.transaction { () throws(SQLiteError) -> T in try body(db.outbox) }
         } catch {
-            forgetUncommittedRowIDs()
+            writer.forgetUncommittedRowIDs()
             lastError = StorageError(error)
             if error.primaryCode != 5 /* SQLITE_BUSY */ { dropConnection() }
             throw StorageError(error)
         }
     }
 
-    private func apply(_ request: StorageRequest, _ db: Open) throws(SQLiteError) -> LogStatus {
-        switch request {
-        case .event(let event):
-            let session = try sessionRowID(event.session, db)
-            let priority = limits.priorities.isEmpty ? 0 : limits.priority(for: event.draft.name)
-            try db.tables.table(for: event.draft.kind).insert(event, sessionRowID: session, priority: priority)
-            storedEvents += 1
-            return .recorded(event.id)
-        case .endSpan(let end):
-            switch try db.tables.spans.end(end) {
-            case .ended: return .recorded(end.id)
-            case .unknown: return .failed(.unknownSpan(end.id))
-            case .alreadyEnded: return .failed(.spanAlreadyEnded(end.id))
-            }
-        case .sessionSuspended(let session, let milliseconds):
-            try db.sessions.setEnded(session, at: milliseconds)
-            return .recorded(session.id)
-        case .sessionResumed(let session):
-            try db.sessions.setEnded(session, at: nil)
-            return .recorded(session.id)
-        }
-    }
-
-    private func sessionRowID(_ session: Session, _ db: Open) throws(SQLiteError) -> Int64 {
-        if let known = sessionRowIDs[session.id] { return known }
-        let context: Int64
-        if let contextRowID { context = contextRowID } else {
-            context = try db.sessions.contextRowID(properties: contextJSON)
-            contextRowID = context
-        }
-        let rowID = try db.sessions.sessionRowID(session, contextRowID: context)
-        sessionRowIDs[session.id] = rowID
-        return rowID
-    }
-
-    /// Keeps the limits after a write: rows and bytes (cheap checks). With `includingAge`, also
-    /// drops events past the age limit and abandons timed-out spans (a full scan: the timer's job).
-    /// A failure here is logged in `lastError` and retried at the next write; nothing recorded is
+    /// Keeps the limits (see ``LimitEnforcer/enforce(_:on:inFlight:now:includingAge:)``). A
+    /// failure here is logged in `lastError` and retried at the next write; nothing recorded is
     /// affected by it.
     func enforceLimits(includingAge: Bool) {
         owner.check()
@@ -351,47 +208,12 @@ final class DatabaseManager {
         enforceLimits(db, now: clock.wallMilliseconds(), includingAge: includingAge)
     }
 
-    private func enforceLimits(_ db: Open, now: Int64, includingAge: Bool) {
-        let limits = self.limits
+    private func enforceLimits(_ db: OpenDatabase, now: Int64, includingAge: Bool) {
         do throws(SQLiteError) {
-            var overBytes = try db.pruner.bytes().total > Int64(limits.maxBytes)
-            if overBytes {
-                // Much of the excess may be the log or free pages: give those back before
-                // dropping any event.
-                try compact(db)
-                overBytes = try db.pruner.bytes().total > Int64(limits.maxBytes)
-            }
-            if !includingAge {
-                // Rows: the counter only ever over-estimates; recount before dropping anything.
-                guard storedEvents > limits.maxRows || overBytes else { return }
-                storedEvents = try db.pruner.storedEvents()
-            } else {
-                storedEvents = try db.pruner.storedEvents()
-                abandonedSpans += try db.connection.transaction { () throws(SQLiteError) -> Int in
-                    try db.pruner.abandonSpans(ofEpochs: [], olderThan: now &- limits.spanTimeoutMilliseconds)
-                }
-            }
-            var stored = storedEvents
-            let inFlight = inFlightBatches
-            let outcome = try db.connection.transaction { () throws(SQLiteError) -> Pruner.Outcome in
-                // A batch that failed and waits is only queued data: release it, so the oldest
-                // events go first whether or not an upload attempt once picked them.
-                try db.outbox.releaseWaitingBatches(except: inFlight)
-                return try db.pruner.enforce(limits, ageCutoff: includingAge ? now &- limits.maxAgeMilliseconds : nil,
-                                             inFlight: try db.pruner.inFlightEvents(inFlight), storedEvents: &stored)
-            }
-            storedEvents = stored
-            prunedEvents += outcome.total
-            if outcome.droppedForBytes > 0 || includingAge { try compact(db) }
+            try limitEnforcer.enforce(limits, on: db, inFlight: inFlightBatches, now: now, includingAge: includingAge)
         } catch {
             lastError = StorageError(error)
         }
-    }
-
-    /// Gives free pages back to the disk and cuts the log down (outside any transaction).
-    private func compact(_ db: Open) throws(SQLiteError) {
-        try db.connection.execute("PRAGMA incremental_vacuum")
-        _ = try? db.connection.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
     /// What is stored, for diagnostics.

@@ -2,50 +2,11 @@ import Foundation
 import Logging
 import NFLogSupport
 
-/// A batch on its way to the collector: its rows are marked with the batch in the database, so
-/// a retry, even after a crash, sends the same batch id with the same events.
-struct OutgoingBatch: Sendable {
-    let rowID: Int64
-    let id: UUID
-    let eventCount: Int
-    /// The events, their JSON each (for the quarantine of a single refused event) and the
-    /// batch's JSON before compression: empty in a batch kept for its retry (``retained``).
-    let events: [StoredEvent]
-    let encodedEvents: [[UInt8]]
-    let body: [UInt8]
-    /// The diagnostic record this batch carries (prune counts, database resets), as JSON.
-    let diagnostics: [UInt8]?
-
-    init(rowID: Int64, id: UUID, events: [StoredEvent], body: [UInt8], encodedEvents: [[UInt8]], diagnostics: [UInt8]?) {
-        self.rowID = rowID
-        self.id = id
-        self.eventCount = events.count
-        self.events = events
-        self.encodedEvents = encodedEvents
-        self.body = body
-        self.diagnostics = diagnostics
-    }
-
-    private init(slimming batch: OutgoingBatch) {
-        rowID = batch.rowID
-        id = batch.id
-        eventCount = batch.eventCount
-        let quarantinable = batch.eventCount == 1
-        events = quarantinable ? batch.events : []
-        encodedEvents = quarantinable ? batch.encodedEvents : []
-        body = []
-        diagnostics = batch.diagnostics
-    }
-
-    /// What a failed batch keeps beside the compressed bytes it is sent again with: its identity,
-    /// its count and its diagnostics, which are all that settling it needs unless it is a single
-    /// event the collector may refuse (then the event too). A few hundred bytes, not a batch.
-    var retained: OutgoingBatch { OutgoingBatch(slimming: self) }
-}
-
 /// Forms upload batches from both event tables and settles them: delivered (delete), split
-/// (release the rows), or refused (quarantine the event). Every method runs inside the caller's
-/// transaction on the RequestManager's queue.
+/// (release the rows), or refused (quarantine the event). Each batch carries the waiting
+/// ``DiagnosticRecords``; the Uploader reaches the ``EventQuarantine`` and the ``UploadHold``
+/// through it too. Every method runs inside the caller's transaction on the RequestManager's
+/// queue (``DatabaseManager/withOutbox(_:)``).
 final class Outbox {
     private let tables: EventTableFactory
     private let pendingBatch: SQLiteStatement
@@ -54,60 +15,32 @@ final class Outbox {
     private let countAttempt: SQLiteStatement
     private let session: SQLiteStatement
     private let context: SQLiteStatement
-    private let insertQuarantine: SQLiteStatement
-    private let quarantineCount: SQLiteStatement
-    private let readPruned: SQLiteStatement
-    private let readNotes: SQLiteStatement
-    private let addPruned: SQLiteStatement
-    private let addNote: SQLiteStatement
-    private let setDiagnostics: SQLiteStatement
     private let latestContext: SQLiteStatement
     private let maxPointID: SQLiteStatement
     private let maxSpanID: SQLiteStatement
     private let pointsUpTo: SQLiteStatement
     private let spansUpTo: SQLiteStatement
     private let batchShape: SQLiteStatement
-    private let saveHold: SQLiteStatement
-    private let readHold: SQLiteStatement
-
-    private let connection: SQLiteConnection
-    private func connectionExecute(_ sql: String) throws(SQLiteError) { try connection.execute(sql) }
-    /// Opens sealed parameters to build an upload, and seals what goes into quarantine.
+    private let diagnostics: DiagnosticRecords
+    private let quarantine: EventQuarantine
+    private let hold: UploadHold
+    /// Opens sealed parameters to build an upload.
     private let cipher: ParameterCipher?
-    private let logger: Logger
 
-    init(connection: SQLiteConnection, tables: EventTableFactory, cipher: ParameterCipher?,
+    init(connection: SQLiteConnection, tables: EventTableFactory, diagnostics: DiagnosticRecords, cipher: ParameterCipher?,
          logger: Logger) throws(SQLiteError) {
-        self.logger = logger
-        self.connection = connection
         self.tables = tables
+        self.diagnostics = diagnostics
         self.cipher = cipher
+        quarantine = try EventQuarantine(connection: connection, tables: tables, cipher: cipher, logger: logger)
+        hold = try UploadHold(connection: connection)
         pendingBatch = try connection.prepare("SELECT id, uuid, context_id, diagnostics FROM upload_batches ORDER BY id")
-        readPruned = try connection.prepare("SELECT name, count FROM pruned_counts ORDER BY name")
-        readNotes = try connection.prepare("SELECT kind, detail, at_ms FROM device_notes ORDER BY id")
-        addPruned = try connection.prepare("""
-            INSERT INTO pruned_counts (name, count) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET count = count + excluded.count
-            """)
-        addNote = try connection.prepare("INSERT INTO device_notes (kind, detail, at_ms) VALUES (?, ?, ?)")
-        setDiagnostics = try connection.prepare("UPDATE upload_batches SET diagnostics = ? WHERE id = ?")
-        // Of two holds, the later stands.
-        saveHold = try connection.prepare("""
-            INSERT INTO upload_hold (id, until_ms, status, message) VALUES (1, ?, ?, ?)
-            ON CONFLICT (id) DO UPDATE SET until_ms = excluded.until_ms, status = excluded.status, message = excluded.message
-            WHERE excluded.until_ms > upload_hold.until_ms
-            """)
-        readHold = try connection.prepare("SELECT until_ms, status, message FROM upload_hold WHERE id = 1")
         latestContext = try connection.prepare("SELECT id FROM contexts ORDER BY id DESC LIMIT 1")
         insertBatch = try connection.prepare("INSERT INTO upload_batches (uuid, context_id, created_ms) VALUES (?, ?, ?) RETURNING id")
         deleteBatch = try connection.prepare("DELETE FROM upload_batches WHERE id = ?")
         countAttempt = try connection.prepare("UPDATE upload_batches SET attempts = attempts + 1 WHERE id = ?")
         session = try connection.prepare("SELECT uuid, started_ms, ended_ms FROM sessions WHERE id = ?")
         context = try connection.prepare("SELECT properties FROM contexts WHERE id = ?")
-        insertQuarantine = try connection.prepare("""
-            INSERT INTO quarantined_events (uuid, kind, name, payload, http_status, reason, quarantined_ms)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """)
-        quarantineCount = try connection.prepare("SELECT count(DISTINCT uuid) FROM quarantined_events")
         maxPointID = try connection.prepare("SELECT coalesce(max(id), 0) FROM point_events")
         maxSpanID = try connection.prepare("SELECT coalesce(max(id), 0) FROM span_events")
         // EXISTS, not count(*): the uploader asks after every batch, and a count walks every row
@@ -201,7 +134,7 @@ final class Outbox {
         let chosenPoints = chosen.count { $0.kind == .point }
         try tables.points.assignReady(contextRowID: contextRowID, count: chosenPoints, toBatch: rowID)
         try tables.spans.assignReady(contextRowID: contextRowID, count: chosen.count - chosenPoints, toBatch: rowID)
-        let diagnostics = try takeDiagnostics(into: rowID)
+        let diagnostics = try self.diagnostics.take(into: rowID)
         return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: chosen, now: now, encoded: encoded,
                           diagnostics: diagnostics)
     }
@@ -209,7 +142,7 @@ final class Outbox {
     /// The events as they are to be sent: sealed parameters opened (plaintext exists only in
     /// memory, for the upload). An event whose parameters no longer open (the file was altered,
     /// or a process without the key wrote it) is set aside in quarantine with the reason: never
-    /// sent, never silently dropped. It is deleted from its table in this transaction, so what is
+    /// sent, never silently dropped. It leaves its table in this transaction, so what is
     /// left of the list stays a prefix of the table's ready rows.
     private func readable(_ events: [StoredEvent], now: Int64) throws(SQLiteError) -> [StoredEvent] {
         guard let cipher else { return events }
@@ -223,7 +156,7 @@ final class Outbox {
                 if let sealed = event.parameters { start = try cipher.open(sealed, id: event.id, slot: .parameters) }
                 if let sealed = event.endParameters { end = try cipher.open(sealed, id: event.id, slot: .endParameters) }
             } catch {
-                try setAside(event, because: error, cipher: cipher, now: now)
+                try quarantine.setAside(undecryptable: event, because: error, cipher: cipher, now: now)
                 continue
             }
             event.parameters = start
@@ -233,40 +166,13 @@ final class Outbox {
         return opened
     }
 
-    /// Quarantines an event whose stored parameters do not open: each column as it was stored
-    /// (one row per column, so nothing is lost), sealed if it was plaintext.
-    private func setAside(_ event: StoredEvent, because error: CipherError, cipher: ParameterCipher,
-                          now: Int64) throws(SQLiteError) {
-        logger.warning("an event's stored parameters do not decrypt; it is quarantined on the device",
-                       metadata: ["kind": "\(event.kind.rawValue)", "reason": "\(error)"])
-        let columns = [("parameters", event.parameters), ("end parameters", event.endParameters)]
-        for (column, stored) in columns {
-            guard let stored else { continue }
-            var payload = stored
-            if stored.first != ParameterCipher.format {
-                do { payload = try cipher.seal(stored, id: event.id, slot: .quarantined) } catch {
-                    throw SQLiteError(code: 1, message: "encryption: \(error)")
-                }
-            }
-            try insertQuarantine.bind(event.id, at: 1)
-            try insertQuarantine.bind(event.kind.rawValue, at: 2)
-            try insertQuarantine.bind(event.name, at: 3)
-            try insertQuarantine.bindBlob(payload, at: 4)
-            try insertQuarantine.bind(Int64(0), at: 5)
-            try insertQuarantine.bind("on the device: \(column): \(error)", at: 6)
-            try insertQuarantine.bind(now, at: 7)
-            try insertQuarantine.run()
-        }
-        try tables.table(for: event.kind).delete(rowID: event.rowID)
-    }
-
     /// A batch with no events that carries waiting prune counts and notes, if there are any and
     /// no other batch is unfinished (one will carry them soon enough).
     private func diagnosticsOnlyBatch(now: Int64, excluding: Set<Int64>, busy: [Int64]) throws(SQLiteError) -> OutgoingBatch? {
-        guard busy.isEmpty, try hasDiagnostics(),
+        guard busy.isEmpty, try diagnostics.isWaiting(),
               let contextRowID = try latestContext.collect({ $0.int64(at: 0) }).first else { return nil }
         let (id, rowID) = try insertBatchRow(contextRowID: contextRowID, now: now)
-        let diagnostics = try takeDiagnostics(into: rowID)
+        let diagnostics = try self.diagnostics.take(into: rowID)
         return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: [], now: now, encoded: [], diagnostics: diagnostics)
     }
 
@@ -280,50 +186,6 @@ final class Outbox {
             throw SQLiteError(code: 1, message: "inserting an upload batch returned no row id")
         }
         return (id, rowID)
-    }
-
-    private func hasDiagnostics() throws(SQLiteError) -> Bool {
-        let pruned = try readPruned.collect { _ in true }
-        if !pruned.isEmpty { return true }
-        return !(try readNotes.collect { _ in true }).isEmpty
-    }
-
-    /// Moves the waiting prune counts and device notes into the batch's diagnostic record.
-    private func takeDiagnostics(into batchRowID: Int64) throws(SQLiteError) -> [UInt8]? {
-        let pruned = try readPruned.collect { ($0.text(at: 0) ?? "", $0.int64(at: 1)) }
-        let notes = try readNotes.collect { ($0.text(at: 0) ?? "", $0.text(at: 1) ?? "", $0.int64(at: 2)) }
-        guard !pruned.isEmpty || !notes.isEmpty else { return nil }
-        let json = BatchEncoder.diagnostics(pruned: pruned, resets: notes.filter { $0.0 == "database_reset" }.map { ($0.2, $0.1) })
-        try setDiagnostics.bindText(json, at: 1)
-        try setDiagnostics.bind(batchRowID, at: 2)
-        try setDiagnostics.run()
-        try connectionExecute("DELETE FROM pruned_counts; DELETE FROM device_notes")
-        return json
-    }
-
-    /// Puts a batch's diagnostic record back, for the next batch to carry.
-    private func restoreDiagnostics(_ json: [UInt8]?) throws(SQLiteError) {
-        guard let json, let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any] else { return }
-        for (name, count) in object["pruned"] as? [String: Any] ?? [:] {
-            guard let count = (count as? NSNumber)?.int64Value else { continue }
-            try addPruned.bind(name, at: 1)
-            try addPruned.bind(count, at: 2)
-            try addPruned.run()
-        }
-        for reset in object["database_resets"] as? [[String: Any]] ?? [] {
-            try addNote.bind("database_reset", at: 1)
-            try addNote.bind(reset["reason"] as? String ?? "", at: 2)
-            try addNote.bind((reset["at"] as? NSNumber)?.int64Value ?? 0, at: 3)
-            try addNote.run()
-        }
-    }
-
-    /// Notes something the collector should hear about (a database reset), sent with the next batch.
-    func note(kind: String, detail: String, at milliseconds: Int64) throws(SQLiteError) {
-        try addNote.bind(kind, at: 1)
-        try addNote.bind(detail, at: 2)
-        try addNote.bind(milliseconds, at: 3)
-        try addNote.run()
     }
 
     /// Merges two lists, each in id order, by time (points first on ties).
@@ -386,7 +248,7 @@ final class Outbox {
     /// The batch will be sent again in smaller pieces: its events become ready again.
     func release(_ batch: OutgoingBatch) throws(SQLiteError) {
         for table in eventTables { try table.release(batch: batch.rowID) }
-        try restoreDiagnostics(batch.diagnostics)
+        try diagnostics.restore(batch.diagnostics)
         try delete(batch: batch.rowID)
     }
 
@@ -396,7 +258,7 @@ final class Outbox {
         let waiting = try pendingBatch.collect { ($0.int64(at: 0), $0.blob(at: 3)) }.filter { !inFlight.contains($0.0) }
         for (rowID, diagnostics) in waiting {
             for table in eventTables { try table.release(batch: rowID) }
-            try restoreDiagnostics(diagnostics)
+            try self.diagnostics.restore(diagnostics)
             try delete(batch: rowID)
         }
     }
@@ -405,40 +267,21 @@ final class Outbox {
     /// never blocks the events behind it, and can still be inspected.
     func quarantine(_ batch: OutgoingBatch, status: Int, reason: String, now: Int64) throws(SQLiteError) {
         for (event, json) in zip(batch.events, batch.encodedEvents) {
-            try insertQuarantine.bind(event.id, at: 1)
-            try insertQuarantine.bind(event.kind.rawValue, at: 2)
-            try insertQuarantine.bind(event.name, at: 3)
-            if let cipher {
-                let sealed: [UInt8]
-                do { sealed = try cipher.seal(json, id: event.id, slot: .quarantined) } catch {
-                    throw SQLiteError(code: 1, message: "encryption: \(error)")
-                }
-                try insertQuarantine.bindBlob(sealed, at: 4)
-            } else {
-                try insertQuarantine.bindText(json, at: 4)
-            }
-            try insertQuarantine.bind(Int64(status), at: 5)
-            try insertQuarantine.bind(reason, at: 6)
-            try insertQuarantine.bind(now, at: 7)
-            try insertQuarantine.run()
-            try tables.table(for: event.kind).delete(rowID: event.rowID)
+            try quarantine.setAside(refused: event, json: json, status: status, reason: reason, now: now)
         }
-        try restoreDiagnostics(batch.diagnostics)
+        try diagnostics.restore(batch.diagnostics)
         try delete(batch: batch.rowID)
     }
 
     /// Keeps the collector's `Retry-After` across restarts: a process started (or restarted after
     /// a crash) before it ends does not send either.
     func holdUploads(untilMilliseconds until: Int64, status: Int, message: String) throws(SQLiteError) {
-        try saveHold.bind(until, at: 1)
-        try saveHold.bind(Int64(status), at: 2)
-        try saveHold.bind(String(message.prefix(500)), at: 3)
-        try saveHold.run()
+        try hold.hold(untilMilliseconds: until, status: status, message: message)
     }
 
     /// The last hold saved (it may have ended long ago).
     func uploadHold() throws(SQLiteError) -> (untilMilliseconds: Int64, status: Int, message: String)? {
-        try readHold.collect { (row) -> (Int64, Int, String) in (row.int64(at: 0), Int(row.int64(at: 1)), row.text(at: 2) ?? "") }.first
+        try hold.current()
     }
 
     func countAttempt(_ batch: OutgoingBatch) throws(SQLiteError) {
@@ -452,7 +295,7 @@ final class Outbox {
     }
 
     func quarantinedCount() throws(SQLiteError) -> Int {
-        Int(try quarantineCount.collect { $0.int64(at: 0) }.first ?? 0)
+        try quarantine.count()
     }
 
     /// Events stored and ready to upload, plus those in unfinished batches.

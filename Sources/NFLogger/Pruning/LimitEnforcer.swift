@@ -1,0 +1,82 @@
+import NFLogSupport
+
+/// Decides when the Pruner runs and keeps its totals: a cheap check of rows and bytes after each
+/// write, a full pass (age, timed-out spans) on the maintenance timer, space given back to the
+/// disk, and a count of the events stored so the row limit costs no query per write.
+///
+/// Used only on the RequestManager's queue, with the database the DatabaseManager lends it; each
+/// entry point checks it (``QueueOwner``, debug builds).
+final class LimitEnforcer {
+    /// Events stored, as far as this process knows: exact after open, then counted up on inserts
+    /// and only ever over-estimated (deliveries elsewhere are not subtracted), so it is recounted
+    /// exactly before anything is pruned.
+    private var storedEvents = 0
+    /// Totals since the logger started, for diagnostics.
+    private(set) var prunedEvents = 0
+    private(set) var abandonedSpans = 0
+    private let owner: QueueOwner
+
+    init(owner: QueueOwner) {
+        self.owner = owner
+    }
+
+    /// Counts the events in a database just opened.
+    func recount(_ db: OpenDatabase) throws(SQLiteError) {
+        owner.check()
+        storedEvents = try db.pruner.storedEvents()
+    }
+
+    /// One event more in the tables (the transaction may still roll back: an over-estimate).
+    func countInserted() {
+        owner.check()
+        storedEvents += 1
+    }
+
+    /// Closes as abandoned the open spans of processes gone without closing the logger.
+    func abandonSpans(ofDeparted epochs: [Int64], in db: OpenDatabase) throws(SQLiteError) {
+        owner.check()
+        abandonedSpans += try db.pruner.abandonSpans(ofEpochs: epochs, olderThan: Int64.min)
+    }
+
+    /// Keeps `limits` after a write: rows and bytes (cheap checks). With `includingAge`, also
+    /// drops events past the age limit and abandons timed-out spans (a full scan: the timer's
+    /// job). Never touches the rows of the `inFlight` upload batches.
+    func enforce(_ limits: StorageLimits, on db: OpenDatabase, inFlight: Set<Int64>, now: Int64,
+                 includingAge: Bool) throws(SQLiteError) {
+        owner.check()
+        var overBytes = try db.pruner.bytes().total > Int64(limits.maxBytes)
+        if overBytes {
+            // Much of the excess may be the log or free pages: give those back before
+            // dropping any event.
+            try compact(db)
+            overBytes = try db.pruner.bytes().total > Int64(limits.maxBytes)
+        }
+        if !includingAge {
+            // Rows: the counter only ever over-estimates; recount before dropping anything.
+            guard storedEvents > limits.maxRows || overBytes else { return }
+            storedEvents = try db.pruner.storedEvents()
+        } else {
+            storedEvents = try db.pruner.storedEvents()
+            abandonedSpans += try db.connection.transaction { () throws(SQLiteError) -> Int in
+                try db.pruner.abandonSpans(ofEpochs: [], olderThan: now &- limits.spanTimeoutMilliseconds)
+            }
+        }
+        var stored = storedEvents
+        let outcome = try db.connection.transaction { () throws(SQLiteError) -> Pruner.Outcome in
+            // A batch that failed and waits is only queued data: release it, so the oldest
+            // events go first whether or not an upload attempt once picked them.
+            try db.outbox.releaseWaitingBatches(except: inFlight)
+            return try db.pruner.enforce(limits, ageCutoff: includingAge ? now &- limits.maxAgeMilliseconds : nil,
+                                         inFlight: try db.pruner.inFlightEvents(inFlight), storedEvents: &stored)
+        }
+        storedEvents = stored
+        prunedEvents += outcome.total
+        if outcome.droppedForBytes > 0 || includingAge { try compact(db) }
+    }
+
+    /// Gives free pages back to the disk and cuts the log down (outside any transaction).
+    private func compact(_ db: OpenDatabase) throws(SQLiteError) {
+        try db.connection.execute("PRAGMA incremental_vacuum")
+        _ = try? db.connection.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+}

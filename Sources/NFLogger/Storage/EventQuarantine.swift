@@ -1,0 +1,85 @@
+import Foundation
+import Logging
+import NFLogSupport
+
+/// Events set aside on the device (`quarantined_events`), each with its reason: a single event the
+/// collector refused for good, so it never blocks the events behind it, and an event whose stored
+/// parameters no longer decrypt. Never sent again, never silently dropped, still inspectable;
+/// sealed when encryption is configured.
+///
+/// Runs inside its caller's transaction on the RequestManager's queue, like the Outbox.
+final class EventQuarantine {
+    private let tables: EventTableFactory
+    private let insertRow: SQLiteStatement
+    private let countDistinct: SQLiteStatement
+    /// Seals what goes into quarantine.
+    private let cipher: ParameterCipher?
+    private let logger: Logger
+
+    init(connection: SQLiteConnection, tables: EventTableFactory, cipher: ParameterCipher?, logger: Logger) throws(SQLiteError) {
+        self.tables = tables
+        self.cipher = cipher
+        self.logger = logger
+        insertRow = try connection.prepare("""
+            INSERT INTO quarantined_events (uuid, kind, name, payload, http_status, reason, quarantined_ms)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """)
+        countDistinct = try connection.prepare("SELECT count(DISTINCT uuid) FROM quarantined_events")
+    }
+
+    /// The collector refused `event` (sent as `json`) for good: it moves from its table here.
+    func setAside(refused event: StoredEvent, json: [UInt8], status: Int, reason: String, now: Int64) throws(SQLiteError) {
+        if let cipher {
+            try insert(event, .blob(try Self.seal(json, id: event.id, cipher: cipher)), status: status, reason: reason, now: now)
+        } else {
+            try insert(event, .text(json), status: status, reason: reason, now: now)
+        }
+        try tables.table(for: event.kind).delete(rowID: event.rowID)
+    }
+
+    /// `event`'s stored parameters do not open: each column moves here as it was stored (one row
+    /// per column, so nothing is lost), sealed if it was plaintext.
+    func setAside(undecryptable event: StoredEvent, because error: CipherError, cipher: ParameterCipher,
+                  now: Int64) throws(SQLiteError) {
+        logger.warning("an event's stored parameters do not decrypt; it is quarantined on the device",
+                       metadata: ["kind": "\(event.kind.rawValue)", "reason": "\(error)"])
+        let columns = [("parameters", event.parameters), ("end parameters", event.endParameters)]
+        for (column, stored) in columns {
+            guard let stored else { continue }
+            let payload = stored.first == ParameterCipher.format ? stored : try Self.seal(stored, id: event.id, cipher: cipher)
+            try insert(event, .blob(payload), status: 0, reason: "on the device: \(column): \(error)", now: now)
+        }
+        try tables.table(for: event.kind).delete(rowID: event.rowID)
+    }
+
+    /// How many events are in quarantine.
+    func count() throws(SQLiteError) -> Int {
+        Int(try countDistinct.collect { $0.int64(at: 0) }.first ?? 0)
+    }
+
+    private static func seal(_ payload: [UInt8], id: UUID, cipher: ParameterCipher) throws(SQLiteError) -> [UInt8] {
+        do { return try cipher.seal(payload, id: id, slot: .quarantined) } catch {
+            throw SQLiteError(code: 1, message: "encryption: \(error)")
+        }
+    }
+
+    /// A quarantined payload: the JSON as sent, or bytes sealed (or as stored).
+    private enum Payload {
+        case text([UInt8])
+        case blob([UInt8])
+    }
+
+    private func insert(_ event: StoredEvent, _ payload: Payload, status: Int, reason: String, now: Int64) throws(SQLiteError) {
+        try insertRow.bind(event.id, at: 1)
+        try insertRow.bind(event.kind.rawValue, at: 2)
+        try insertRow.bind(event.name, at: 3)
+        switch payload {
+        case .text(let json): try insertRow.bindText(json, at: 4)
+        case .blob(let bytes): try insertRow.bindBlob(bytes, at: 4)
+        }
+        try insertRow.bind(Int64(status), at: 5)
+        try insertRow.bind(reason, at: 6)
+        try insertRow.bind(now, at: 7)
+        try insertRow.run()
+    }
+}
