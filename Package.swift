@@ -34,6 +34,8 @@ let package = Package(
         // Hummingbird's own HTTP layer, named for the collector's channel handlers (100-continue).
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // `swift package generate-documentation --target NFLogger` (the DocC catalog; .ci/run builds it).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: [
         // System libraries: libsqlite3 and zlib (Debian: libsqlite3-dev, zlib1g-dev).

@@ -9,6 +9,7 @@ extension PolicyError: FieldReaderError {
 extension Policy {
     /// Parses and validates a policy document. Nothing about it is applied here.
     ///
+    /// - Parameter data: the policy document (UTF-8 JSON).
     /// - Parameter now: expired policies (`expires_at` ≤ now) are refused.
     /// - Throws: ``PolicyError`` for the first problem: too large, not JSON, an unknown or
     ///   mistyped field, a value out of range, a bad pattern, an unknown mode, expired.
