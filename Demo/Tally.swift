@@ -57,6 +57,7 @@ final class Tally: Sendable {
         case .sampledOut: "sampled out"
         case .insidePrivacyZone: "privacy zone"
         case .sdkBelowMinimumVersion: "SDK too old"
+        case .consentDenied: "consent denied"
         }
     }
 

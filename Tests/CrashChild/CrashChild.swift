@@ -24,6 +24,8 @@ struct Common: ParsableArguments {
     @Option(help: "The upload timer's period (the tests' fast schedule ticks every 50 ms).") var uploadIntervalMs: Int?
     @Flag(help: "Keep the SDK's default upload schedule (batches, thresholds, backoff) instead of the tests' fast one.")
     var sdkDefaults = false
+    @Option(help: "Set the consent (granted, pending, denied) and wait until it is saved, before logging.")
+    var setConsent: String?
 
     func configuration() -> Configuration {
         var configuration = Configuration(databaseURL: URL(fileURLWithPath: db), appID: "com.example.crash", appVersion: "1.0")
@@ -64,6 +66,10 @@ struct Log: AsyncParsableCommand {
 
     func run() async throws {
         let logger = try NFLogger(configuration: common.configuration())
+        if let text = common.setConsent {
+            guard let consent = Consent(rawValue: text) else { throw ValidationError("unknown consent \(text)") }
+            await withCheckedContinuation { done in logger.setConsent(consent) { _ in done.resume() } }
+        }
         let receipts = Receipts(path: receipts)
         let keep: LogCompletion = { status in if case .recorded(let id) = status { receipts.add(id) } }
         FileHandle.standardOutput.write(Data("ready\n".utf8))

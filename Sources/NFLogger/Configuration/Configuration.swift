@@ -26,6 +26,10 @@ public struct Configuration: Sendable {
     public var policyURL: URL?
     /// The mode the logger starts in when no policy is in force. Default: ``LogMode/active``.
     public var mode: LogMode = .active
+    /// The consent a new install starts with, until the app sets ``NFLogger/consent`` (which
+    /// is then saved and wins at every later start). Default: ``Consent/granted``; an app that
+    /// asks the user first starts with ``Consent/pending``.
+    public var initialConsent: Consent = .granted
     /// The policy in force until one is fetched (or cached from an earlier run).
     public var defaultPolicy: Policy?
     /// An Ed25519 public key (32 raw bytes). When set, only policies whose signature (the

@@ -37,6 +37,10 @@ public struct Diagnostics: Sendable, CustomStringConvertible {
     /// Spans closed as abandoned (their process crashed, or they passed the span timeout)
     /// since the logger started.
     public let abandonedSpans: Int
+    /// The user's consent when the snapshot was taken.
+    public let consent: Consent
+    /// Events held while consent was pending and deleted when it was denied, since the logger started.
+    public let consentDeletedEvents: Int
     /// The policy in force: where it came from, and how the last check went.
     public let policy: PolicyStatus
     /// The last storage error, if the last write failed.
@@ -53,6 +57,7 @@ public struct Diagnostics: Sendable, CustomStringConvertible {
             "calls: \(recorded) recorded, \(filtered) filtered, \(disabled) disabled, \(failed) failed",
             "stored: \(storedPointEvents) point events, \(storedSpanEvents) spans (\(openSpans) open) in \(databasePath)",
             "pruned: \(prunedEvents) events dropped by the limits, \(abandonedSpans) spans abandoned",
+            "consent: \(consent)\(consentDeletedEvents > 0 ? ", \(consentDeletedEvents) held events deleted" : "")",
             "upload: \(uploadedEvents) events in \(uploadedBatches) batches, \(waitingForUpload) waiting, \(retriedUploads) retries, \(quarantinedEvents) quarantined",
         ]
         if let lastUploadError { lines.append("last upload error: \(lastUploadError)") }

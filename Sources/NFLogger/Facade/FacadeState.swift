@@ -18,10 +18,13 @@ struct FacadeState {
     private(set) var behaviour: any LogBehaviour
     private(set) var location: (latitude: Double, longitude: Double)?
     private(set) var context: AdmissionContext
+    /// The user's consent: denied refuses every call, whatever the modes.
+    private(set) var consent: Consent
 
-    init(mode: LogMode, policy: Policy?, samplingSeed: UInt64) {
+    init(mode: LogMode, policy: Policy?, samplingSeed: UInt64, consent: Consent = .granted) {
         self.configuredMode = mode
         self.policy = policy
+        self.consent = consent
         self.behaviour = DisabledBehaviour()
         self.context = AdmissionContext(insidePrivacyZone: false, samplingSeed: samplingSeed)
         rebuild()
@@ -44,14 +47,20 @@ struct FacadeState {
         rebuild()
     }
 
+    mutating func setConsent(_ consent: Consent) {
+        self.consent = consent
+        rebuild()
+    }
+
     mutating func setLocation(_ location: (latitude: Double, longitude: Double)?) {
         self.location = location
         rebuild()
     }
 
     private mutating func rebuild() {
-        behaviour = makeBehaviour(base: baseMode, app: appMode, policyRules: policy?.sharedRules ?? .none,
-                                  sdkBelowMinimum: policy?.excludesThisSDK ?? false)
+        behaviour = consent == .denied ? DisabledBehaviour(reason: .consentDenied)
+            : makeBehaviour(base: baseMode, app: appMode, policyRules: policy?.sharedRules ?? .none,
+                            sdkBelowMinimum: policy?.excludesThisSDK ?? false)
         if let location, let zones = policy?.privacyZones, !zones.isEmpty {
             context.insidePrivacyZone = zones.contains { $0.contains(latitude: location.latitude, longitude: location.longitude) }
         } else {

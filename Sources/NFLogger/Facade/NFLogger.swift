@@ -58,8 +58,9 @@ public final class NFLogger: Sendable {
         let cached = configuration.policyURL == nil ? nil
             : PolicyManager.loadCached(cache, verifier: verifier, logger: configuration.logger)
         let initialPolicy = cached?.policy ?? configuration.defaultPolicy
+        let consent = ConsentFile.load(forDatabase: configuration.databaseURL) ?? configuration.initialConsent
         let store = FacadeStateStore(FacadeState(mode: configuration.mode, policy: initialPolicy,
-                                                 samplingSeed: Sampling.seed(installID: installID.0)))
+                                                 samplingSeed: Sampling.seed(installID: installID.0), consent: consent))
         self.store = store
         let label = "nflogger.\(configuration.appID)"
         self.completions = CompletionDispatcher(queue: configuration.completionQueue ?? DispatchQueue(label: label + ".completions"))
@@ -69,14 +70,14 @@ public final class NFLogger: Sendable {
             path: configuration.databaseURL.path,
             busyTimeoutMilliseconds: Int32(clamping: configuration.limits.busyTimeout.milliseconds),
             properties: StandardProperties(appID: configuration.appID, appVersion: configuration.appVersion),
-            limits: StorageLimits(configuration.limits, policy: initialPolicy),
+            limits: StorageLimits(configuration.limits, policy: initialPolicy), consent: consent,
             cipher: configuration.encryptionKey.map(ParameterCipher.init(key:)), clock: clock, logger: configuration.logger)
         let sessions = SessionTracker(idleTimeoutNanoseconds: configuration.sessionIdleTimeout.nanoseconds,
                                       wallMilliseconds: clock.wallMilliseconds())
         let transport = configuration.makeTransport()
         ownTransport = configuration.transport == nil ? transport as? DefaultHTTPTransport : nil
         let requests = RequestManager(configuration: configuration, transport: transport, database: database, completions: completions,
-                                      sessions: sessions, clock: clock, owner: owner)
+                                      sessions: sessions, clock: clock, owner: owner, consent: consent)
         self.requests = requests
         requests.apply(initialPolicy)
         if let url = configuration.policyURL, let appKey = configuration.appKey {
@@ -122,6 +123,28 @@ public final class NFLogger: Sendable {
     public var policy: Policy? { store.read { $0.policy } }
 
     private var currentBehaviour: any LogBehaviour { store.read { $0.behaviour } }
+
+    // MARK: Consent
+
+    /// The user's consent to analytics: ``Consent/granted`` records and uploads,
+    /// ``Consent/pending`` records on the device and uploads nothing, ``Consent/denied`` records
+    /// nothing and deletes what was held while pending.
+    ///
+    /// Setting it takes effect for every call made after the assignment returns (as for
+    /// ``mode``); calls made before it keep the consent they were made under. The value is saved
+    /// and applies at every later start, over ``Configuration/initialConsent``.
+    public var consent: Consent {
+        get { store.read { $0.consent } }
+        set { setConsent(newValue) }
+    }
+
+    /// Sets ``consent`` and reports, once it is saved and applied, how many held events a
+    /// denial deleted (0 otherwise).
+    public func setConsent(_ consent: Consent, completion: (@Sendable (_ deletedEvents: Int) -> Void)? = nil) {
+        store.update { $0.setConsent(consent) }
+        configuration.logger.debug("consent changed", metadata: ["consent": "\(consent)"])
+        requests.setConsent(consent, databaseURL: configuration.databaseURL, completion: completion)
+    }
 
     // MARK: Location
 
@@ -249,6 +272,7 @@ public final class NFLogger: Sendable {
     /// before this one has been written.
     public func diagnostics(completion: @escaping @Sendable (Diagnostics) -> Void) {
         let mode = currentBehaviour.mode
+        let consent = self.consent
         let completions = self.completions
         let requests = self.requests
         let policy = policyManager?.currentStatus
@@ -265,7 +289,8 @@ public final class NFLogger: Sendable {
                 uploadedEvents: uploader?.uploadedEvents ?? 0, uploadedBatches: uploader?.uploadedBatches ?? 0,
                 retriedUploads: uploader?.retriedAttempts ?? 0, quarantinedEvents: outbox?.1 ?? 0,
                 lastUploadError: uploader?.lastError, nextUploadAttempt: uploader?.nextAttempt,
-                prunedEvents: database.prunedEvents, abandonedSpans: database.abandonedSpans, policy: policy,
+                prunedEvents: database.prunedEvents, abandonedSpans: database.abandonedSpans,
+                consent: consent, consentDeletedEvents: database.consentDeletedEvents, policy: policy,
                 lastStorageError: database.lastError, databaseResets: database.resets, databasePath: database.path)
             completions.queue.async { completion(snapshot) }
         }

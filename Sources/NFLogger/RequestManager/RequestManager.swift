@@ -50,7 +50,8 @@ final class RequestManager: @unchecked Sendable {
     }
 
     init(configuration: Configuration, transport: any HTTPTransport, database: DatabaseManager,
-         completions: CompletionDispatcher, sessions: SessionTracker, clock: any EventClock, owner: QueueOwner) {
+         completions: CompletionDispatcher, sessions: SessionTracker, clock: any EventClock, owner: QueueOwner,
+         consent: Consent) {
         let queue = owner.queue
         logger = configuration.logger
         self.queue = queue
@@ -74,6 +75,7 @@ final class RequestManager: @unchecked Sendable {
         queue.async {
             _ = try? self.database.openIfNeeded()
             self.database.enforceLimits(includingAge: true)
+            self.uploader?.setConsent(consent)
             self.uploader?.start()
             self.scheduleMaintenance(every: Self.maintenanceInterval)
         }
@@ -177,6 +179,31 @@ final class RequestManager: @unchecked Sendable {
     }
 
     var currentSession: Session { pending.withLock { $0.sessions.current } }
+
+    // MARK: Consent
+
+    /// Applies a consent change in order with the calls made before it: events logged before it
+    /// keep the consent they were logged under. Then saves it, gates the uploads, and reports
+    /// how many held events a denial deleted.
+    func setConsent(_ consent: Consent, databaseURL: URL, completion: (@Sendable (Int) -> Void)?) {
+        let receipt = ConsentReceipt()
+        let scheduleDrain = pending.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            return Self.append(.consent(consent, receipt), [:], nil, cost: 0, to: &state)
+        }
+        if scheduleDrain { queue.async { self.drain() } }
+        let completionQueue = completions.queue
+        queue.async {
+            self.drain()
+            do { try ConsentFile.save(consent, forDatabase: databaseURL) } catch {
+                self.logger.error("the consent could not be saved; it applies until the app restarts", metadata: ["error": "\(error)"])
+            }
+            self.uploader?.setConsent(consent)
+            let deleted = receipt.deletedEvents
+            if deleted > 0 { self.logger.info("consent denied: held events deleted", metadata: ["events": "\(deleted)"]) }
+            if let completion { completionQueue.async { completion(deleted) } }
+        }
+    }
 
     // MARK: The queue's side
 

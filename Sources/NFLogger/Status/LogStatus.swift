@@ -41,6 +41,8 @@ public enum FilterReason: Sendable, Equatable, CustomStringConvertible {
     case insidePrivacyZone
     /// The policy requires a newer SDK than this one; it is off until the app updates.
     case sdkBelowMinimumVersion
+    /// The user denied consent (``NFLogger/consent`` is ``Consent/denied``).
+    case consentDenied
 
     public var description: String {
         switch self {
@@ -49,6 +51,7 @@ public enum FilterReason: Sendable, Equatable, CustomStringConvertible {
         case .sampledOut: "this install is not in the sample for this event"
         case .insidePrivacyZone: "inside a privacy zone"
         case .sdkBelowMinimumVersion: "the policy requires a newer SDK"
+        case .consentDenied: "the user denied consent"
         }
     }
 }

@@ -27,6 +27,8 @@ final class DatabaseManager {
     private let limitEnforcer: LimitEnforcer
     /// Totals since this manager started, for diagnostics.
     var prunedEvents: Int { limitEnforcer.prunedEvents }
+    /// Events held while consent was pending and deleted when it was denied, since the logger started.
+    var consentDeletedEvents: Int { writer.consentDeletedEvents }
     var abandonedSpans: Int { limitEnforcer.abandonedSpans }
     /// A reset found while writing, to note in the fresh database once it is open.
     private var pendingResetNote: String?
@@ -41,7 +43,7 @@ final class DatabaseManager {
     private let owner: QueueOwner
 
     init(owner: QueueOwner, path: String, busyTimeoutMilliseconds: Int32, properties: StandardProperties, limits: StorageLimits,
-         cipher: ParameterCipher? = nil, clock: any EventClock = SystemEventClock(),
+         consent: Consent = .granted, cipher: ParameterCipher? = nil, clock: any EventClock = SystemEventClock(),
          logger: Logger = Logger(label: "nflogger", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.owner = owner
         self.file = DatabaseFile(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cipher: cipher)
@@ -50,7 +52,7 @@ final class DatabaseManager {
         self.clock = clock
         let limitEnforcer = LimitEnforcer(owner: owner)
         self.limitEnforcer = limitEnforcer
-        self.writer = EventWriter(owner: owner, properties: properties, limitEnforcer: limitEnforcer)
+        self.writer = EventWriter(owner: owner, properties: properties, limitEnforcer: limitEnforcer, consent: consent)
     }
 
     // MARK: Opening and closing

@@ -25,6 +25,8 @@ struct EventRecord: Sendable {
     let id: UUID
     let session: Session
     var draft: EventDraft
+    /// Recorded while consent is pending: kept back from upload, deleted if consent is denied.
+    var held = false
 }
 
 /// The end of a span, matched to its start by id on the RequestManager's queue.
@@ -42,13 +44,15 @@ enum StorageRequest: Sendable {
     case endSpan(SpanEnd)
     case sessionSuspended(Session, atMilliseconds: Int64)
     case sessionResumed(Session)
+    /// The app set its consent: from here on, in the order of the calls.
+    case consent(Consent, ConsentReceipt)
 
     /// Puts the encoded parameters into an event or a span's end.
     mutating func setParameters(_ encoded: [UInt8]?) {
         switch self {
         case .event(var record): record.draft.parameters = encoded; self = .event(record)
         case .endSpan(var end): end.parameters = encoded; self = .endSpan(end)
-        case .sessionSuspended, .sessionResumed: break
+        case .sessionSuspended, .sessionResumed, .consent: break
         }
     }
 
@@ -56,9 +60,16 @@ enum StorageRequest: Sendable {
     var isLoggingCall: Bool {
         switch self {
         case .event, .endSpan: true
-        case .sessionSuspended, .sessionResumed: false
+        case .sessionSuspended, .sessionResumed, .consent: false
         }
     }
+}
+
+/// What a consent change did on the queue, for the app's completion.
+/// Invariant: written only on the RequestManager's queue, read there after the write.
+final class ConsentReceipt: @unchecked Sendable {
+    /// Events held while consent was pending that the change deleted.
+    var deletedEvents = 0
 }
 
 extension UUID {

@@ -82,7 +82,8 @@ struct EventTableQueries {
     ///   - columns: the columns an upload reads, after `id` (see `storedEvent(kind:)`).
     ///   - readyCondition: what makes a row ready besides having no batch (spans: `end_ms IS NOT NULL`).
     init(connection: SQLiteConnection, table: String, columns: String, time: String, readyCondition: String) throws(SQLiteError) {
-        let ready = "e.batch_id IS NULL\(readyCondition.isEmpty ? "" : " AND e.\(readyCondition)")"
+        // Held rows (consent pending) are never ready, even if a denial failed to delete them.
+        let ready = "e.batch_id IS NULL AND e.held = 0\(readyCondition.isEmpty ? "" : " AND e.\(readyCondition)")"
         // Ready or batched: every row, unless readiness needs more than having no batch. A bare
         // count(*) reads no row's columns (a diagnostics call stays ~1.5 ms at 100,000 rows,
         // where testing batch_id row by row took ~6 ms).

@@ -16,9 +16,15 @@ final class EventWriter {
     /// Counts each event inserted, for the row limit.
     private let limitEnforcer: LimitEnforcer
     private let owner: QueueOwner
+    /// The consent in force for what is written now: set by the consent requests, in order
+    /// with the events, so an event is held if and only if consent was pending when it was logged.
+    private(set) var consent: Consent
+    /// Held events deleted because consent was denied, since the logger started.
+    private(set) var consentDeletedEvents = 0
 
-    init(owner: QueueOwner, properties: StandardProperties, limitEnforcer: LimitEnforcer) {
+    init(owner: QueueOwner, properties: StandardProperties, limitEnforcer: LimitEnforcer, consent: Consent) {
         self.owner = owner
+        self.consent = consent
         self.contextJSON = properties.canonicalJSON()
         self.limitEnforcer = limitEnforcer
     }
@@ -49,7 +55,8 @@ final class EventWriter {
 
     private func apply(_ request: StorageRequest, _ db: OpenDatabase, _ limits: StorageLimits) throws(SQLiteError) -> LogStatus {
         switch request {
-        case .event(let event):
+        case .event(var event):
+            event.held = consent == .pending
             let session = try sessionRowID(event.session, db)
             let priority = limits.priorities.isEmpty ? 0 : limits.priority(for: event.draft.name)
             try db.tables.table(for: event.draft.kind).insert(event, sessionRowID: session, priority: priority)
@@ -67,6 +74,31 @@ final class EventWriter {
         case .sessionResumed(let session):
             try db.sessions.setEnded(session, at: nil)
             return .recorded(session.id)
+        case .consent(let consent, let receipt):
+            receipt.deletedEvents = try apply(consent, db)
+            return .disabled  // not a logging call: no status is delivered
+        }
+    }
+
+    /// Granting releases the held events for upload; denying deletes them. Returns how many
+    /// were deleted.
+    private func apply(_ consent: Consent, _ db: OpenDatabase) throws(SQLiteError) -> Int {
+        self.consent = consent
+        switch consent {
+        case .pending:
+            return 0
+        case .granted:
+            try db.connection.execute("UPDATE point_events SET held = 0 WHERE held = 1")
+            try db.connection.execute("UPDATE span_events SET held = 0 WHERE held = 1")
+            return 0
+        case .denied:
+            try db.connection.execute("DELETE FROM point_events WHERE held = 1")
+            var deleted = Int(db.connection.changes)
+            try db.connection.execute("DELETE FROM span_events WHERE held = 1")
+            deleted += Int(db.connection.changes)
+            consentDeletedEvents += deleted
+            if deleted > 0 { try limitEnforcer.recount(db) }  // its estimate of the stored rows
+            return deleted
         }
     }
 

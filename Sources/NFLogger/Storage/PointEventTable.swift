@@ -11,8 +11,8 @@ final class PointEventTable: UploadableEventTable {
         self.connection = connection
         self.cipher = cipher
         insertStatement = try connection.prepare("""
-            INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms, priority)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms, priority, held)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)
         queries = try EventTableQueries(
             connection: connection, table: "point_events",
@@ -23,6 +23,7 @@ final class PointEventTable: UploadableEventTable {
     func insert(_ event: EventRecord, sessionRowID: Int64, priority: Int) throws(SQLiteError) {
         try insertStatement.bindCommonColumns(of: event, sessionRowID: sessionRowID, cipher: cipher)
         try insertStatement.bind(Int64(priority), at: 7)
+        try insertStatement.bind(Int64(event.held ? 1 : 0), at: 8)
         try insertStatement.run()
     }
 

@@ -101,6 +101,10 @@ enum Schema {
                 message TEXT NOT NULL
             );
             """),
+        Migration(version: 6, name: "consent: events held while it is pending", sql: """
+            ALTER TABLE point_events ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE span_events ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
+            """),
     ]
 
     static var latestVersion: Int32 { migrations.last?.version ?? 0 }

@@ -16,8 +16,8 @@ final class SpanEventTable: UploadableEventTable {
         self.connection = connection
         self.cipher = cipher
         insertStatement = try connection.prepare("""
-            INSERT INTO span_events (uuid, session_id, name, type, parameters, start_ms, start_mono_ns, clock_epoch, priority)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO span_events (uuid, session_id, name, type, parameters, start_ms, start_mono_ns, clock_epoch, priority, held)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         findStatement = try connection.prepare("""
             SELECT id, start_ms, start_mono_ns, clock_epoch, end_ms FROM span_events WHERE uuid = ?
@@ -38,6 +38,7 @@ final class SpanEventTable: UploadableEventTable {
         try statement.bind(Int64(bitPattern: event.draft.monotonicNanoseconds), at: 7)
         try statement.bind(processClockEpoch, at: 8)
         try statement.bind(Int64(priority), at: 9)
+        try statement.bind(Int64(event.held ? 1 : 0), at: 10)
         try statement.run()
     }
 

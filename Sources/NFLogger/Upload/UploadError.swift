@@ -6,6 +6,8 @@ public enum UploadError: Error, Sendable, Equatable, CustomStringConvertible {
     case suspended
     /// The logger was closed.
     case closed
+    /// Consent is pending (``NFLogger/consent``): events are held on the device until it is granted.
+    case consentPending
     /// No response arrived: connection refused or dropped, timeout, TLS failure.
     case network(String)
     /// The collector's TLS certificate is not one of the pinned certificates (or does not name
@@ -26,6 +28,7 @@ public enum UploadError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notConfigured: "no upload URL is configured"
         case .suspended: "the app is suspended"
         case .closed: "the logger is closed"
+        case .consentPending: "consent is pending: events are held on the device"
         case .network(let detail): "network: \(detail)"
         case .untrustedCollector(let detail): "untrusted collector: \(detail)"
         case .server(let status, let message): "the collector answered \(status)\(message.isEmpty ? "" : ": \(message)")"

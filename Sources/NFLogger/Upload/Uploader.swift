@@ -60,6 +60,8 @@ final class Uploader: @unchecked Sendable {
     static let failedBodiesMaxBytes = 1 << 20
     private var suspended = false
     private var closed = false
+    /// Consent is pending: events are held on the device, nothing is sent.
+    private var consentPending = false
     /// The request of each batch on the network, cancelled by ``close()``: a closed logger leaves
     /// nothing running (the batch stays stored and goes again next time; the collector keeps
     /// each event once).
@@ -173,10 +175,18 @@ final class Uploader: @unchecked Sendable {
         if recordedSinceUpload >= settings.countThreshold { trigger() }
     }
 
-    /// Uploads now unless suspended, closed, or waiting out a backoff or pause.
+    /// Uploads now unless suspended, closed, held for consent, or waiting out a backoff or pause.
     private func trigger() {
-        guard !closed, !suspended, !isWaiting else { return }
+        guard stopped == nil, !isWaiting else { return }
         fill()
+    }
+
+    /// Why nothing may be sent now, if something forbids it.
+    private var stopped: UploadError? {
+        if closed { return .closed }
+        if suspended { return .suspended }
+        if consentPending { return .consentPending }
+        return nil
     }
 
     /// Whether a backoff or pause is still in force. Nothing, not even a flush, cuts it short:
@@ -195,10 +205,17 @@ final class Uploader: @unchecked Sendable {
         let watermark = try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.watermark() }
         flushes.add(.init(uploadedAtStart: uploadedEvents, quarantinedAtStart: quarantinedEvents,
                           watermark: watermark, completion: completion))
-        if closed { return finishFlushes(.closed) }
-        if suspended { return finishFlushes(.suspended) }
+        if let stopped { return finishFlushes(stopped) }
         if isWaiting { return finishFlushes(lastError) }
         trigger()
+    }
+
+    /// While consent is pending nothing is sent; granting (or denying, which deletes what was
+    /// held) lets the events recorded with consent go.
+    func setConsent(_ consent: Consent) {
+        owner.check()
+        consentPending = consent == .pending
+        if consentPending { finishFlushes(.consentPending) } else { trigger() }
     }
 
     func suspend() {
@@ -233,7 +250,7 @@ final class Uploader: @unchecked Sendable {
     /// Sends batches until `maxConcurrentUploads` are in flight or nothing is ready; when nothing
     /// is in flight and nothing is ready, the queue is empty and waiting flushes are told.
     private func fill() {
-        guard !closed, !suspended else { return finishFlushes(closed ? .closed : .suspended) }
+        if let stopped { return finishFlushes(stopped) }
         while inFlight.count < settings.maxConcurrentUploads && !isWaiting {
             guard let (batch, body) = prepareNext() else { break }
             send(batch, compressed: body)
@@ -353,7 +370,7 @@ final class Uploader: @unchecked Sendable {
         }
         finishSatisfiedFlushes()
         // Keep the pipe full, unless a failure just started a wait (its timer resumes).
-        if !closed && !suspended && !isWaiting { fill() }
+        if stopped == nil && !isWaiting { fill() }
     }
 
     private func handle(_ batch: OutgoingBatch, _ outcome: Result<TransportResponse, any Error>) {
