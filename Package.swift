@@ -1,6 +1,15 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// The library targets' settings: no dependency reaches their public API unless a file says
+/// `public import` (InternalImportsByDefault), every existential is spelled `any`, and a member
+/// resolves only through a module its file imports (MemberImportVisibility).
+let libraryFeatures: [SwiftSetting] = [
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
 let package = Package(
     name: "NFLogger",
     platforms: [.macOS(.v15), .iOS(.v18)],
@@ -42,7 +51,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // What the SDK and the collector share: the SQLite wrapper and gzip. Not a product.
-        .target(name: "NFLogSupport", dependencies: ["CSQLite", "CZlib"]),
+        .target(name: "NFLogSupport", dependencies: ["CSQLite", "CZlib"], swiftSettings: libraryFeatures),
         .target(
             name: "NFLogger",
             dependencies: [
@@ -56,7 +65,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),
-            ]
+            ],
+            swiftSettings: libraryFeatures
         ),
         // The collector as a library (routes, storage, reports), so tests can run it in-process.
         .target(
@@ -71,6 +81,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -80,7 +91,8 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-            ]
+            ],
+            swiftSettings: libraryFeatures
         ),
         .executableTarget(
             name: "nflog-collector",

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+public import Foundation
 import NFLogSupport
 
 /// A keys file that cannot be used, with the reason.

@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// The apps a read token may read.
 public enum ReadScope: Sendable, Equatable {
     /// Every app, present and future (an operator's or a dashboard's token).

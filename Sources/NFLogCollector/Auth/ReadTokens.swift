@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import NFLogSupport
 
 /// The read tokens a collector accepts: the credential for stats, reports, lookups and exports,

@@ -1,5 +1,5 @@
-import Crypto
-import Foundation
+public import Crypto
+public import Foundation
 
 /// How a collector listens and what it accepts.
 public struct CollectorConfiguration: Sendable {

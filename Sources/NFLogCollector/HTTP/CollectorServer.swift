@@ -1,10 +1,11 @@
-import Foundation
+public import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
-import Logging
+public import Logging
 import NIOCore
 import ServiceLifecycle
+import UnixSignals
 import Synchronization
 
 /// The collector: an HTTP server (Hummingbird) in front of an ``EventStore``.

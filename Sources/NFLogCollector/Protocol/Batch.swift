@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A validated batch (docs/PROTOCOL.md): one context, the sessions it mentions, the events.
 public struct Batch: Sendable {

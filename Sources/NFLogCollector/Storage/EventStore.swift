@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What storing a batch did.
 public struct StoreResult: Sendable, Equatable, Codable {

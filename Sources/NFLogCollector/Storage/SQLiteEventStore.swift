@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+public import Foundation
 import NFLogSupport
 
 /// The default ``EventStore``: one SQLite file (WAL), created if missing.

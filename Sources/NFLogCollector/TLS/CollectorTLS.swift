@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import NIOSSL
 
 /// A certificate file or key file a collector cannot serve HTTPS with, and why.

@@ -1,28 +1,28 @@
-import Foundation
+package import Foundation
 
 /// Appends compact JSON to a byte buffer: what the SDK writes (parameters, batches) and what the
 /// collector writes (exports, reports) go through the same escaping.
-public struct JSONWriter {
-    public var bytes: [UInt8]
+package struct JSONWriter {
+    package var bytes: [UInt8]
     /// A bound the owner may check (the SDK's parameter limit); the writer itself never refuses.
-    public let maxBytes: Int
+    package let maxBytes: Int
 
-    public init(capacity: Int, maxBytes: Int = .max) {
+    package init(capacity: Int, maxBytes: Int = .max) {
         bytes = []
         bytes.reserveCapacity(capacity)
         self.maxBytes = maxBytes
     }
 
-    public mutating func writeLiteral(_ text: StaticString) {
+    package mutating func writeLiteral(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
-    public mutating func writeNumber(_ text: String) {
+    package mutating func writeNumber(_ text: String) {
         bytes.append(contentsOf: text.utf8)
     }
 
     /// Writes the digits straight into the buffer: no String is allocated per number.
-    public mutating func writeInteger(_ value: Int64) {
+    package mutating func writeInteger(_ value: Int64) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
@@ -38,17 +38,17 @@ public struct JSONWriter {
 
     /// Writes a finite Double as the shortest text that reads back as the same value; JSON has
     /// no NaN or infinity, so those are written as `null`.
-    public mutating func writeDouble(_ value: Double) {
+    package mutating func writeDouble(_ value: Double) {
         if value.isFinite { writeNumber(value.description) } else { writeLiteral("null") }
     }
 
     /// Copies bytes that are already JSON.
-    public mutating func writeRaw(_ raw: some Collection<UInt8>) {
+    package mutating func writeRaw(_ raw: some Collection<UInt8>) {
         bytes.append(contentsOf: raw)
     }
 
     /// Writes `"key":` for keys that are the protocol's own, never input.
-    public mutating func writeKey(_ key: StaticString) {
+    package mutating func writeKey(_ key: StaticString) {
         bytes.append(UInt8(ascii: "\""))
         writeLiteral(key)
         bytes.append(UInt8(ascii: "\""))
@@ -56,7 +56,7 @@ public struct JSONWriter {
     }
 
     /// Writes a UUID as a lowercase JSON string without building an intermediate String.
-    public mutating func writeUUID(_ id: UUID) {
+    package mutating func writeUUID(_ id: UUID) {
         let hex: StaticString = "0123456789abcdef"
         bytes.append(UInt8(ascii: "\""))
         withUnsafeBytes(of: id.uuid) { raw in
@@ -72,7 +72,7 @@ public struct JSONWriter {
     }
 
     /// Writes a JSON string, escaping quotes, backslashes and control characters.
-    public mutating func writeString(_ string: String) {
+    package mutating func writeString(_ string: String) {
         var string = string
         bytes.append(UInt8(ascii: "\""))
         string.withUTF8 { utf8 in

@@ -14,7 +14,7 @@ extension SQLiteConnection {
     ///
     /// The connection has one progress handler: calls must not be nested, and nothing else may
     /// install one meanwhile.
-    public func withDeadline<T, E: Error>(_ deadline: ContinuousClock.Instant, checkEvery instructions: Int32 = 1_000,
+    package func withDeadline<T, E: Error>(_ deadline: ContinuousClock.Instant, checkEvery instructions: Int32 = 1_000,
                                           _ body: () throws(E) -> T) throws(E) -> T {
         // SQLite keeps only a raw pointer: a retained box, released once the handler is removed,
         // so the callback can never see it freed.

@@ -1,10 +1,10 @@
 /// A numbered schema change. Never edit one that has shipped: add a new one.
-public struct SQLiteMigration: Sendable {
-    public let version: Int32
-    public let name: String
-    public let sql: String
+package struct SQLiteMigration: Sendable {
+    package let version: Int32
+    package let name: String
+    package let sql: String
 
-    public init(version: Int32, name: String, sql: String) {
+    package init(version: Int32, name: String, sql: String) {
         self.version = version
         self.name = name
         self.sql = sql
@@ -13,11 +13,11 @@ public struct SQLiteMigration: Sendable {
 
 /// Applies ordered migrations, each in its own transaction, recording the last one applied in
 /// `PRAGMA user_version`.
-public enum SQLiteMigrator {
+package enum SQLiteMigrator {
     /// Brings the database up to `target` (default: the last migration).
     /// - Throws: when the database is newer than `migrations` know, or a migration fails (it is
     ///   rolled back and the database keeps its previous version).
-    public static func migrate(_ connection: SQLiteConnection, _ migrations: [SQLiteMigration],
+    package static func migrate(_ connection: SQLiteConnection, _ migrations: [SQLiteMigration],
                                upTo target: Int32? = nil) throws(SQLiteError) {
         let latest = migrations.last?.version ?? 0
         let target = target ?? latest
@@ -42,7 +42,7 @@ extension SQLiteConnection {
     /// `synchronous=NORMAL` (the default here) commits survive a crash of the process and cost no
     /// fsync; with `durableCommits`, `synchronous=FULL`: each commit is fsynced before it returns,
     /// so it survives a power cut or an OS crash too.
-    public func enableWriteAheadLog(durableCommits: Bool = false) throws(SQLiteError) {
+    package func enableWriteAheadLog(durableCommits: Bool = false) throws(SQLiteError) {
         let journal = try scalarText("PRAGMA journal_mode = WAL")
         guard journal?.lowercased() == "wal" else {
             throw SQLiteError(code: 1, message: "SQLite refused WAL journaling (journal_mode is \(journal ?? "unknown"))")

@@ -6,9 +6,9 @@ private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.sel
 /// A prepared statement, reused across executions: bind, step, reset.
 ///
 /// Confined, like its connection, to its owner's serial queue.
-public final class SQLiteStatement {
-    public let handle: OpaquePointer
-    public let sql: String
+package final class SQLiteStatement {
+    package let handle: OpaquePointer
+    package let sql: String
     private unowned let connection: SQLiteConnection
 
     init(handle: OpaquePointer, sql: String, connection: SQLiteConnection) {
@@ -24,17 +24,17 @@ public final class SQLiteStatement {
     // Every bind checks SQLite's answer: a value SQLite refuses (SQLITE_TOOBIG, SQLITE_RANGE)
     // must fail the write, not silently store NULL.
 
-    public func bind(_ value: Int64, at index: Int32) throws(SQLiteError) {
+    package func bind(_ value: Int64, at index: Int32) throws(SQLiteError) {
         try check(sqlite3_bind_int64(handle, index, value))
     }
 
-    public func bind(_ value: String, at index: Int32) throws(SQLiteError) {
+    package func bind(_ value: String, at index: Int32) throws(SQLiteError) {
         var value = value
         try check(value.withUTF8 { bindText(UnsafeRawBufferPointer($0), at: index) })
     }
 
     /// Binds UTF-8 bytes as TEXT (JSON is stored as text so SQL's JSON functions can read it).
-    public func bindText(_ bytes: [UInt8]?, at index: Int32) throws(SQLiteError) {
+    package func bindText(_ bytes: [UInt8]?, at index: Int32) throws(SQLiteError) {
         guard let bytes else { return try bindNull(at: index) }
         try check(bytes.withUnsafeBytes { bindText($0, at: index) })
     }
@@ -47,23 +47,23 @@ public final class SQLiteStatement {
         return sqlite3_bind_text(handle, index, base?.assumingMemoryBound(to: CChar.self), length, SQLITE_TRANSIENT)
     }
 
-    public func bind(_ value: Double, at index: Int32) throws(SQLiteError) {
+    package func bind(_ value: Double, at index: Int32) throws(SQLiteError) {
         try check(sqlite3_bind_double(handle, index, value))
     }
 
-    public func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws(SQLiteError) {
+    package func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws(SQLiteError) {
         guard let length = Int32(exactly: bytes.count) else { return try check(SQLITE_TOOBIG) }
         try check(sqlite3_bind_blob(handle, index, bytes.baseAddress, length, SQLITE_TRANSIENT))
     }
 
     /// Binds bytes as a BLOB; `nil` binds NULL.
-    public func bindBlob(_ bytes: [UInt8]?, at index: Int32) throws(SQLiteError) {
+    package func bindBlob(_ bytes: [UInt8]?, at index: Int32) throws(SQLiteError) {
         guard let bytes else { return try bindNull(at: index) }
         guard let length = Int32(exactly: bytes.count) else { return try check(SQLITE_TOOBIG) }
         try check(bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, length, SQLITE_TRANSIENT) })
     }
 
-    public func bindNull(at index: Int32) throws(SQLiteError) {
+    package func bindNull(at index: Int32) throws(SQLiteError) {
         try check(sqlite3_bind_null(handle, index))
     }
 
@@ -76,7 +76,7 @@ public final class SQLiteStatement {
     // MARK: Execution
 
     /// Advances the statement. Returns `true` while there is a row to read.
-    public func step() throws(SQLiteError) -> Bool {
+    package func step() throws(SQLiteError) -> Bool {
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -89,13 +89,13 @@ public final class SQLiteStatement {
     }
 
     /// Runs a statement that returns no rows, then resets it for the next use.
-    public func run() throws(SQLiteError) {
+    package func run() throws(SQLiteError) {
         defer { reset() }
         _ = try step()
     }
 
     /// Steps through every row, collecting them, then resets the statement.
-    public func collect<T>(_ row: (SQLiteStatement) -> T) throws(SQLiteError) -> [T] {
+    package func collect<T>(_ row: (SQLiteStatement) -> T) throws(SQLiteError) -> [T] {
         defer { reset() }
         var rows: [T] = []
         while try step() { rows.append(row(self)) }
@@ -103,7 +103,7 @@ public final class SQLiteStatement {
     }
 
     /// Resets the statement and clears its bindings so no value leaks into the next use.
-    public func reset() {
+    package func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
@@ -111,27 +111,27 @@ public final class SQLiteStatement {
     // MARK: Reading columns (indexes start at 0, as in SQLite)
 
     /// Rows changed by the last run of a statement on this connection.
-    public var changes: Int { connection.changes }
+    package var changes: Int { connection.changes }
 
-    public func int64(at column: Int32) -> Int64 {
+    package func int64(at column: Int32) -> Int64 {
         sqlite3_column_int64(handle, column)
     }
 
-    public func double(at column: Int32) -> Double {
+    package func double(at column: Int32) -> Double {
         sqlite3_column_double(handle, column)
     }
 
-    public func isNull(at column: Int32) -> Bool {
+    package func isNull(at column: Int32) -> Bool {
         sqlite3_column_type(handle, column) == SQLITE_NULL
     }
 
-    public func text(at column: Int32) -> String? {
+    package func text(at column: Int32) -> String? {
         guard let pointer = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
-    public func blob(at column: Int32) -> [UInt8]? {
+    package func blob(at column: Int32) -> [UInt8]? {
         guard let pointer = sqlite3_column_blob(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))

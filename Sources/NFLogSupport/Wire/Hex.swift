@@ -1,7 +1,7 @@
 /// Hex digits: key hashes in keys files, ETags, encryption keys, UUIDs.
-public enum Hex {
+package enum Hex {
     /// Lowercase hex.
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         for byte in bytes {
@@ -12,7 +12,7 @@ public enum Hex {
     }
 
     /// Exactly `byteCount` bytes written as hex digits (either case), or `nil`.
-    public static func decode(_ text: String, byteCount: Int) -> [UInt8]? {
+    package static func decode(_ text: String, byteCount: Int) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count == 2 * byteCount else { return nil }
         var bytes: [UInt8] = []

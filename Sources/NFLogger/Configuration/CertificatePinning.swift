@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The certificates the SDK trusts for the collector, in place of the system's trust store
 /// (``Configuration/pinning``).

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension Configuration {
     /// A week: longer idle timeouts are almost certainly a unit mistake.

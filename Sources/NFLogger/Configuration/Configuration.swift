@@ -1,6 +1,6 @@
-import Dispatch
-import Foundation
-import Logging
+public import Dispatch
+public import Foundation
+public import Logging
 
 /// Everything an ``NFLogger`` needs to start. Build one in code, or load one from a JSON file
 /// with ``init(contentsOf:)``.

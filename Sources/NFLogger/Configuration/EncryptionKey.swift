@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+public import Foundation
 import NFLogSupport
 
 /// A 256-bit AES key for encrypting event parameters at rest (``Configuration/encryptionKey``).

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A snapshot of what a logger has done and holds, from ``NFLogger/diagnostics(completion:)``.
 public struct Diagnostics: Sendable, CustomStringConvertible {

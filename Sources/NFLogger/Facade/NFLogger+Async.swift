@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 // The `async` twins: the same path as the completion-handler calls, awaiting the status.
 // `nonisolated(nonsending)` keeps them on the caller's actor: no hop before the call is queued.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A started span. End it once with ``end(parameters:completion:)``.
 ///

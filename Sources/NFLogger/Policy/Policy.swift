@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// An operator's policy, downloaded from the collector: which mode the SDK runs in, which events
 /// it records and samples, how it uploads, how much it may store, where it must not record.

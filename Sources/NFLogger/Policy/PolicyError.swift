@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Why a policy was not applied. The last good policy stays in force.
 public enum PolicyError: Error, Sendable, Equatable, CustomStringConvertible {

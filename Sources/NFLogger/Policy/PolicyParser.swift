@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension PolicyError: FieldReaderError {
     static func missing(_ field: String) -> PolicyError { .invalidField(field, reason: "is required") }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where the policy in force came from, and how the last check went: part of ``Diagnostics``.
 public struct PolicyStatus: Sendable, Equatable {

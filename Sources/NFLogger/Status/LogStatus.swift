@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What became of one logging call. Every completion handler receives exactly one.
 public enum LogStatus: Sendable, Equatable, CustomStringConvertible {

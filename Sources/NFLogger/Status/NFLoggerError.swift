@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Why a logging call failed. Each case says what to fix; none of them means the app should stop.
 public enum NFLoggerError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// How the SDK sends HTTP requests. ``DefaultHTTPTransport`` is the default; supply your own in
 /// ``Configuration/transport`` to route uploads through your app's networking stack, or to
