@@ -80,11 +80,17 @@ final class FacadeStateStore: Sendable {
     /// Invariant: written only inside the lock, after the behaviour it mirrors, with release
     /// ordering; read with acquire ordering. A call that reads `false` takes the lock and reads
     /// the behaviour itself, so a mode set before a call began always decides it.
-    private let disabled = ManagedAtomic<Bool>(false)
+    /// An `UnsafeAtomic` (created here, destroyed in `deinit`): a `ManagedAtomic` reaches its
+    /// storage through a class method, an indirect call on every load.
+    private let disabled = UnsafeAtomic<Bool>.create(false)
 
     init(_ state: FacadeState) {
         self.state = Lock(state)
         disabled.store(state.behaviour.refusesEveryCall, ordering: .releasing)
+    }
+
+    deinit {
+        disabled.destroy()
     }
 
     /// Reads the state under the lock.

@@ -196,6 +196,14 @@ public final class NFLogger: Sendable {
     ///     ``LogStatus/recorded(_:)`` once the event is committed to SQLite.
     public func logEvent(name: String, type: String = "event", parameters: LogParameters = [:],
                          completion: LogCompletion? = nil) {
+        // Disabled is decided here, before the rest of the call is entered: its frame (and its
+        // stack protector) cost the Disabled path more than the decision itself.
+        if store.refusesEveryCall { return completions.finishDisabled(completion) }
+        logAdmissible(name: name, type: type, parameters: parameters, completion: completion)
+    }
+
+    @inline(never)
+    private func logAdmissible(name: String, type: String, parameters: LogParameters, completion: LogCompletion?) {
         if let refusal = refusal(name: name, type: type) { return completions.finish(refusal, completion) }
         _ = requests.submit(draft(.point, name: name, type: type), parameters: parameters, completion: completion)
     }

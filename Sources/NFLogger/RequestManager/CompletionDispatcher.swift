@@ -8,13 +8,19 @@ public typealias LogCompletion = @Sendable (LogStatus) -> Void
 /// never on the caller's thread, and counts them for diagnostics.
 final class CompletionDispatcher: Sendable {
     let queue: DispatchQueue
-    private let recorded = ManagedAtomic<Int>(0)
-    private let filtered = ManagedAtomic<Int>(0)
-    private let disabled = ManagedAtomic<Int>(0)
-    private let failed = ManagedAtomic<Int>(0)
+    // UnsafeAtomic (created here, destroyed in deinit): a ManagedAtomic reaches its storage
+    // through a class method, an indirect call on every count.
+    private let recorded = UnsafeAtomic<Int>.create(0)
+    private let filtered = UnsafeAtomic<Int>.create(0)
+    private let disabled = UnsafeAtomic<Int>.create(0)
+    private let failed = UnsafeAtomic<Int>.create(0)
 
     init(queue: DispatchQueue) {
         self.queue = queue
+    }
+
+    deinit {
+        for counter in [recorded, filtered, disabled, failed] { counter.destroy() }
     }
 
     func count(_ status: LogStatus) {
@@ -31,6 +37,14 @@ final class CompletionDispatcher: Sendable {
         count(status)
         guard let completion else { return }
         queue.async { completion(status) }
+    }
+
+    /// ``finish(_:_:)`` for ``LogStatus/disabled``, the Disabled path's: no status to build or switch on.
+    @inline(__always)
+    func finishDisabled(_ completion: LogCompletion?) {
+        disabled.wrappingIncrement(ordering: .relaxed)
+        guard let completion else { return }
+        queue.async { completion(.disabled) }
     }
 
     /// Hands a committed batch's statuses to their completions in one hop to the queue.
