@@ -27,7 +27,7 @@ final class RequestManager: @unchecked Sendable {
     private let logger: Logger
     private var maintenanceTimer: (any DispatchSourceTimer)?
     /// How often the Pruner's periodic pass runs.
-    static let maintenanceInterval: Duration = .seconds(60)
+    static let maintenanceInterval: TimeInterval = 60
 
     struct PendingRequest: Sendable {
         var request: StorageRequest
@@ -268,10 +268,9 @@ final class RequestManager: @unchecked Sendable {
         }
     }
 
-    private func scheduleMaintenance(every interval: Duration) {
+    private func scheduleMaintenance(every interval: TimeInterval) {
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        let nanoseconds = DispatchTimeInterval.nanoseconds(Int(clamping: interval.nanoseconds))
-        timer.schedule(deadline: .now() + nanoseconds, repeating: nanoseconds, leeway: .seconds(1))
+        timer.schedule(deadline: .now() + interval.dispatchInterval, repeating: interval.dispatchInterval, leeway: .seconds(1))
         timer.setEventHandler { [weak self] in self?.maintain() }
         timer.resume()
         maintenanceTimer = timer
