@@ -12,7 +12,18 @@ let libraryFeatures: [SwiftSetting] = [
 
 let package = Package(
     name: "NFLogger",
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    // The SDK's floor. NFLogger and NFLogSupport use nothing newer without an availability check,
+    // and the packages they link (swift-log, swift-crypto, swift-atomics) declare no higher floor;
+    // scripts/check-platform-floor keeps it so (.ci/run runs it). Nothing here is built for Apple
+    // platforms: see the README's "Platforms".
+    //
+    // SwiftPM has no per-target platforms, so the collector, the executables and the tests get this
+    // floor too. They are built and run on Linux, where SwiftPM compares no platform versions. On a
+    // Mac they do not build with this manifest: SwiftPM refuses NFLogCollector's HummingbirdAuth
+    // (macOS 14, iOS 17, tvOS 17), and the collector's code uses Duration, Clock and Mutex (macOS 13
+    // and 15) without availability checks. An app that depends on the NFLogger product alone should
+    // meet neither (SwiftPM fetches only what the products in use need): expected, not verified.
+    platforms: [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8)],
     products: [
         .library(name: "NFLogger", targets: ["NFLogger"]),
         .library(name: "NFLogCollector", targets: ["NFLogCollector"]),

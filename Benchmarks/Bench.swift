@@ -243,7 +243,7 @@ struct OfflineChild: AsyncParsableCommand {
         var configuration = Phases.configuration(directory, pending: 20_000)
         configuration.uploadURL = URL(string: "http://127.0.0.1:\(try closedPort())/v1/events")
         configuration.appKey = "dev-key"
-        configuration.upload.maxBackoff = .seconds(1)
+        configuration.upload.maxBackoff = 1
         let logger = try NFLogger(configuration: configuration)
         _ = await Phases.produce(logger, events: events)
         let diagnostics = await logger.diagnostics()

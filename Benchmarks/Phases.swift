@@ -210,7 +210,7 @@ enum Phases {
         configuration.uploadURL = collector.eventsURL
         configuration.appKey = TestCollector.appKey
         let transport = CountingTransport(kind.make())
-        configuration.transport = transport
+        configuration.network.transport = transport
         let logger = try NFLogger(configuration: configuration)
         _ = await logger.flush()  // the database is open, the uploader started
 

@@ -96,8 +96,7 @@ struct DemoCommand: AsyncParsableCommand {
     func run() async throws {
         let started = ContinuousClock.now
         let pinning = try pinCert.map { try CertificatePinning(contentsOf: [URL(fileURLWithPath: $0)]) }
-        let timeout = Duration.milliseconds(Int64(requestTimeout * 1_000))
-        let transport = DefaultHTTPTransport(timeout: timeout, pinning: pinning)
+        let transport = DefaultHTTPTransport(timeout: requestTimeout, pinning: pinning)
         let server: DemoCollector
         if let collector, let url = URL(string: collector) {
             server = .remote(url, appKey: appKey, readToken: readToken, readApp: readApp, transport: transport)
@@ -115,14 +114,14 @@ struct DemoCommand: AsyncParsableCommand {
         configuration.uploadURL = server.url.appendingPathComponent("v1/events")
         configuration.policyURL = server.url.appendingPathComponent("v1/policy")
         configuration.appKey = server.appKey
-        configuration.installID = "nflog-demo-\(seed)"  // sampling decisions are part of the fixed seed
+        configuration.policyOptions.installID = "nflog-demo-\(seed)"  // sampling decisions are part of the fixed seed
         configuration.encryptionKey = try encryptionKeyFile.map { try EncryptionKey(contentsOf: URL(fileURLWithPath: $0)) }
-        configuration.transport = OfflineTransport(real: transport, online: started + .milliseconds(Int64(offlineSeconds * 1_000)))
-        configuration.upload.interval = .seconds(1)
-        configuration.upload.initialBackoff = .milliseconds(200)
-        configuration.upload.maxBackoff = .seconds(1)
-        configuration.upload.requestTimeout = timeout
-        configuration.sessionIdleTimeout = .milliseconds(50)
+        configuration.network.transport = OfflineTransport(real: transport, online: started + .milliseconds(Int64(offlineSeconds * 1_000)))
+        configuration.upload.interval = 1
+        configuration.upload.initialBackoff = 0.2
+        configuration.upload.maxBackoff = 1
+        configuration.upload.requestTimeout = requestTimeout
+        configuration.sessionIdleTimeout = 0.05
         let logger = try NFLogger(configuration: configuration)
         // A flaky network may lose the first fetch: a few more, a little apart, as for the audit.
         var policyUpdate = await logger.refreshPolicy()

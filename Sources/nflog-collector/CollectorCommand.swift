@@ -268,7 +268,7 @@ struct Keygen: ParsableCommand {
         let key = Curve25519.Signing.PrivateKey()
         try SecretFile.create(privateKey, contents: key.rawRepresentation.base64EncodedString())
         print("private key written to \(privateKey)")
-        print("public key (base64, for Configuration.policyPublicKey / \"policy_public_key\"): \(key.publicKey.rawRepresentation.base64EncodedString())")
+        print("public key (base64, for Configuration.policyOptions.publicKey / \"policy_public_key\"): \(key.publicKey.rawRepresentation.base64EncodedString())")
     }
 
     static func readPrivateKey(_ path: String) throws -> Curve25519.Signing.PrivateKey {

@@ -34,16 +34,16 @@ struct Common: ParsableArguments {
             configuration.appKey = "dev-key"
         }
         if !sdkDefaults {
-            configuration.upload.interval = .milliseconds(50)
+            configuration.upload.interval = 0.05
             configuration.upload.countThreshold = 50
             configuration.upload.batchMaxEvents = 100
-            configuration.upload.initialBackoff = .milliseconds(20)
-            configuration.upload.maxBackoff = .milliseconds(200)
+            configuration.upload.initialBackoff = 0.02
+            configuration.upload.maxBackoff = 0.2
         }
         if let maxRows { configuration.limits.maxStoredEvents = maxRows }
-        if let requestTimeoutMs { configuration.upload.requestTimeout = .milliseconds(requestTimeoutMs) }
+        if let requestTimeoutMs { configuration.upload.requestTimeout = Double(requestTimeoutMs) / 1_000 }
         if let batchMaxEvents { configuration.upload.batchMaxEvents = batchMaxEvents }
-        if let uploadIntervalMs { configuration.upload.interval = .milliseconds(uploadIntervalMs) }
+        if let uploadIntervalMs { configuration.upload.interval = Double(uploadIntervalMs) / 1_000 }
         return configuration
     }
 }
@@ -145,7 +145,7 @@ struct Offline: AsyncParsableCommand {
 
     func run() async throws {
         var configuration = common.configuration()
-        configuration.upload.interval = .seconds(3600)  // the collector is down anyway; keep it quiet
+        configuration.upload.interval = 3600  // the collector is down anyway; keep it quiet
         let logger = try NFLogger(configuration: configuration)
         let window = DispatchSemaphore(value: 5_000)
         let done = DispatchSemaphore(value: 0)

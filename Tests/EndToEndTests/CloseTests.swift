@@ -33,7 +33,7 @@ struct CloseTests {
         configuration.uploadURL = URL(string: "http://127.0.0.1:9/v1/events")
         configuration.policyURL = URL(string: "http://127.0.0.1:9/v1/policy")
         configuration.appKey = "a-key"
-        configuration.transport = transport
+        configuration.network.transport = transport
         let logger = try NFLogger(configuration: configuration)
         let status = await logger.logEvent(name: "ui.tap")
         guard case .recorded = status else { Issue.record("not recorded: \(status)"); return }

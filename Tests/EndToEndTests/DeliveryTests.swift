@@ -114,8 +114,8 @@ struct DeliveryTests {
         // a draw shorter than the moment the next request takes (a few ms, tens on a loaded CI
         // machine) rightly sends the same batch again at once, which this test would read as not
         // waiting alone (it did, once in CI). From [0, 2 s) that is a hundred times rarer.
-        configuration.upload.initialBackoff = .seconds(2)
-        configuration.upload.maxBackoff = .seconds(4)
+        configuration.upload.initialBackoff = 2
+        configuration.upload.maxBackoff = 4
         let logger = try NFLogger(configuration: configuration)
         let recorded = await logEvents(logger, points: 800, spans: 0)
         await deliverAll(logger)
@@ -177,8 +177,8 @@ struct DeliveryTests {
         // A first failure waits up to 5 s; a fourth in a row would wait up to 40 s. The margin
         // below is for a loaded machine (the whole suite in parallel on two cores, a debug build):
         // 1.8 s between a failure and its resend beyond the wait has been seen in CI.
-        configuration.upload.initialBackoff = .seconds(5)
-        configuration.upload.maxBackoff = .seconds(60)
+        configuration.upload.initialBackoff = 5
+        configuration.upload.maxBackoff = 60
         let logger = try NFLogger(configuration: configuration)
         let recorded = await logEvents(logger, points: 800, spans: 0)
         await deliverAll(logger)
@@ -415,7 +415,7 @@ struct DeliveryTests {
 
         let scratch2 = Scratch()
         var timed = configuration(scratch2, collector: collector.url)
-        timed.upload.interval = .milliseconds(100)
+        timed.upload.interval = 0.1
         let second = try NFLogger(configuration: timed)
         _ = await logEvents(second, points: 7, prefix: "timed")
         try await waitUntil { try await collector.stats().eventsByName["timed.point"] == 7 }

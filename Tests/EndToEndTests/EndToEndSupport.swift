@@ -26,11 +26,11 @@ func configuration(_ scratch: Scratch, collector url: URL, transport: (any HTTPT
     var configuration = Configuration(databaseURL: scratch.databaseURL, appID: "com.example.e2e", appVersion: "1.0")
     configuration.uploadURL = url.appendingPathComponent("v1/events")
     configuration.appKey = TestCollector.appKey
-    configuration.transport = transport
-    configuration.upload.interval = .seconds(3600)       // tests drive uploads with flush()
+    configuration.network.transport = transport
+    configuration.upload.interval = 3600                 // tests drive uploads with flush()
     configuration.upload.countThreshold = 1_000_000
-    configuration.upload.initialBackoff = .milliseconds(20)
-    configuration.upload.maxBackoff = .milliseconds(200)
+    configuration.upload.initialBackoff = 0.02
+    configuration.upload.maxBackoff = 0.2
     configuration.limits.maxPendingEvents = 200_000
     configuration.limits.maxStoredEvents = 10_000_000  // these tests are about delivery, not pruning
     return configuration

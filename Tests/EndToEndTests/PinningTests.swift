@@ -23,7 +23,7 @@ struct PinningTests {
         #expect(collector.url.scheme == "https")
         let scratch = Scratch()
         var configuration = configuration(scratch, collector: collector.url)
-        configuration.pinning = try CertificatePinning(pem: pem)
+        configuration.network.pinning = try CertificatePinning(pem: pem)
         let logger = try NFLogger(configuration: configuration)
         let receipts = await logEvents(logger, points: 300, spans: 20)
         #expect(await deliverAll(logger).error == nil)
@@ -45,7 +45,7 @@ struct PinningTests {
         let scratch = Scratch()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.policyURL = collector.url.appendingPathComponent("v1/policy")
-        configuration.pinning = try CertificatePinning(pem: certificate.certificatePEM)
+        configuration.network.pinning = try CertificatePinning(pem: certificate.certificatePEM)
         let logger = try NFLogger(configuration: configuration)
         let update = await logger.refreshPolicy()
         #expect(logger.policy?.mode == .disabled, "\(update)")
@@ -60,9 +60,9 @@ struct PinningTests {
         let scratch = Scratch()
         let log = LogCapture()
         var configuration = configuration(scratch, collector: collector.url)
-        configuration.pinning = try CertificatePinning(pem: impostor.certificatePEM)
-        configuration.upload.initialBackoff = .milliseconds(500)
-        configuration.upload.maxBackoff = .seconds(4)
+        configuration.network.pinning = try CertificatePinning(pem: impostor.certificatePEM)
+        configuration.upload.initialBackoff = 0.5
+        configuration.upload.maxBackoff = 4
         configuration.logger = log.logger
         let logger = try NFLogger(configuration: configuration)
         let receipts = await logEvents(logger, points: 50)
@@ -90,7 +90,7 @@ struct PinningTests {
         #expect(try await collector.stats().eventsStored == 0)
 
         // The events were kept: pinned to the right certificate, the same database delivers them all.
-        configuration.pinning = try CertificatePinning(pem: pem)
+        configuration.network.pinning = try CertificatePinning(pem: pem)
         let again = try NFLogger(configuration: configuration)
         #expect(await deliverAll(again).error == nil)
         await again.close()
@@ -103,7 +103,7 @@ struct PinningTests {
         let (collector, pem) = try await Self.httpsCollector(hosts: ["collector.example.com"])
         let scratch = Scratch()
         var configuration = configuration(scratch, collector: collector.url)
-        configuration.pinning = try CertificatePinning(pem: pem)
+        configuration.network.pinning = try CertificatePinning(pem: pem)
         let logger = try NFLogger(configuration: configuration)
         _ = await logEvents(logger, points: 5)
         let result = await logger.flush()
@@ -132,12 +132,12 @@ struct PinningTests {
         let scratch = Scratch()
         let pem = try SelfSignedCertificate(hosts: ["127.0.0.1"]).certificatePEM
         var configuration = configuration(scratch, collector: URL(string: "http://127.0.0.1:9")!)
-        configuration.pinning = try CertificatePinning(pem: pem)
+        configuration.network.pinning = try CertificatePinning(pem: pem)
         #expect(throws: ConfigurationError.invalidField("upload_url", reason: "must be https when certificates are pinned, got http://127.0.0.1:9/v1/events")) {
             try NFLogger(configuration: configuration)
         }
         configuration.uploadURL = URL(string: "https://127.0.0.1:9/v1/events")
-        configuration.transport = DefaultHTTPTransport()
+        configuration.network.transport = DefaultHTTPTransport()
         #expect(throws: ConfigurationError.self) { try NFLogger(configuration: configuration) }
 
         let garbage = scratch.url.appendingPathComponent("not-a-certificate.pem")

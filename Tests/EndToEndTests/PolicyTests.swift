@@ -32,7 +32,7 @@ final class PolicyDirectory: Sendable {
 func policyConfiguration(_ scratch: Scratch, _ collector: TestCollector, publicKey: Data? = nil) -> Configuration {
     var configuration = configuration(scratch, collector: collector.url)
     configuration.policyURL = collector.url.appendingPathComponent("v1/policy")
-    configuration.policyPublicKey = publicKey
+    configuration.policyOptions.publicKey = publicKey
     return configuration
 }
 
@@ -175,7 +175,7 @@ struct PolicyTests {
         let scratch = Scratch()
         let transport = StatusRecordingTransport()
         var configuration = policyConfiguration(scratch, collector)
-        configuration.transport = transport
+        configuration.network.transport = transport
         let logger = try NFLogger(configuration: configuration)
         _ = await settledPolicy(logger)
         logger.mode = .disabled  // the app's choice (a user's opt-out) stands, whatever the policy does
@@ -383,7 +383,7 @@ struct PolicyTests {
         let collector = try await startCollector(policies)
         let scratch = Scratch()
         var configuration = policyConfiguration(scratch, collector)
-        configuration.defaultPolicy = try Policy.parse(Data(#"{"version":1,"mode":"active","rules":{"deny":["debug.*"]}}"#.utf8))
+        configuration.policyOptions.fallback = try Policy.parse(Data(#"{"version":1,"mode":"active","rules":{"deny":["debug.*"]}}"#.utf8))
         let logger = try NFLogger(configuration: configuration)
         let update = await settledPolicy(logger)
         switch update {
@@ -424,7 +424,7 @@ struct PolicyTests {
         let collector = try await startCollector(policies)
         let transport = RecordingTransport()
         var configuration = policyConfiguration(Scratch(), collector)
-        configuration.transport = transport
+        configuration.network.transport = transport
         let logger = try NFLogger(configuration: configuration)
         _ = await settledPolicy(logger)
         _ = await logEvents(logger, points: 30)

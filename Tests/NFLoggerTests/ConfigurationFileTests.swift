@@ -31,8 +31,10 @@ struct ConfigurationFileTests {
         var object = Self.valid
         object["mode"] = "specific"
         object["specific_patterns"] = ["ui.**", "net.*"]
-        object["limits"] = ["max_parameters_bytes": 1024, "max_pending_events": 500]
+        object["limits"] = ["max_parameters_bytes": 1024, "max_pending_events": 500, "busy_timeout_ms": 250]
         object["upload"] = ["interval_s": 2.5, "batch_max_events": 100, "gzip_level": 9, "max_backoff_s": 60]
+        object["policy_refresh_interval_s"] = 600
+        object["install_id"] = "install-1"
         let configuration = try Configuration(contentsOf: write(object, in: directory))
         #expect(configuration.appKey == "k-123")
         #expect(configuration.tenantID == "acme")
@@ -42,8 +44,10 @@ struct ConfigurationFileTests {
         #expect(configuration.appID == "com.example.app" && configuration.appVersion == "1.4.2")
         #expect(configuration.mode == .specific(try EventRules(allow: ["ui.**", "net.*"])))
         #expect(configuration.limits.maxParametersBytes == 1024 && configuration.limits.maxPendingEvents == 500)
-        #expect(configuration.upload.interval == .milliseconds(2_500) && configuration.upload.batchMaxEvents == 100)
-        #expect(configuration.upload.gzipLevel == 9 && configuration.upload.maxBackoff == .seconds(60))
+        #expect(configuration.upload.interval == 2.5 && configuration.upload.batchMaxEvents == 100)
+        #expect(configuration.upload.gzipLevel == 9 && configuration.upload.maxBackoff == 60)
+        #expect(configuration.limits.busyTimeout == 0.25)  // the file's milliseconds, in seconds
+        #expect(configuration.policyOptions.refreshInterval == 600 && configuration.policyOptions.installID == "install-1")
         // And it works.
         let logger = try NFLogger(configuration: configuration)
         _ = logger
@@ -175,6 +179,48 @@ struct ConfigurationFileTests {
         configuration = directory.configuration()
         configuration.uploadURL = URL(string: "mailto:someone@example.com")
         #expect(throws: ConfigurationError.self) { try NFLogger(configuration: configuration) }
+    }
+
+    @Test("Durations set in code (seconds) outside their ranges, NaN and infinity are errors, not crashes")
+    func codeDurations() {
+        let directory = TemporaryDirectory()
+        let cases: [(String, (inout Configuration) -> Void)] = [
+            ("policy_refresh_interval_s", { $0.policyOptions.refreshInterval = .nan }),
+            ("policy_refresh_interval_s", { $0.policyOptions.refreshInterval = .infinity }),
+            ("policy_refresh_interval_s", { $0.policyOptions.refreshInterval = 0.5 }),
+            ("session_idle_timeout_s", { $0.sessionIdleTimeout = .nan }),
+            ("session_idle_timeout_s", { $0.sessionIdleTimeout = 8 * 86_400 }),
+            ("limits.busy_timeout_ms", { $0.limits.busyTimeout = -1 }),
+            ("limits.max_event_age_s", { $0.limits.maxEventAge = .infinity }),
+            ("limits.span_timeout_s", { $0.limits.spanTimeout = .nan }),
+            ("upload.interval_s", { $0.upload.interval = 0.001 }),
+            ("upload.initial_backoff_s", { $0.upload.initialBackoff = .nan }),
+            ("upload.initial_backoff_s", { $0.upload.maxBackoff = .nan }),  // no initial backoff is at most NaN
+            ("upload.max_backoff_s", { $0.upload.maxBackoff = 2 * 86_400 }),
+            ("upload.refused_backoff_s", { $0.upload.refusedBackoff = .infinity }),
+            ("upload.request_timeout_s", { $0.upload.requestTimeout = 0 }),
+        ]
+        for (field, change) in cases {
+            var configuration = directory.configuration()
+            change(&configuration)
+            #expect {
+                try NFLogger(configuration: configuration)
+            } throws: { error in
+                guard case ConfigurationError.invalidField(let named, _) = error else { return false }
+                return named == field
+            }
+        }
+    }
+
+    @Test("Seconds become whole nanoseconds and milliseconds, saturating, never trapping")
+    func secondsInWholeUnits() {
+        #expect(TimeInterval(1.5).nanoseconds == 1_500_000_000 && TimeInterval(1.5).milliseconds == 1_500)
+        #expect(TimeInterval(-2).nanoseconds == 0 && TimeInterval(-2).milliseconds == -2_000)
+        #expect(TimeInterval.nan.nanoseconds == 0 && TimeInterval.nan.milliseconds == 0)
+        #expect(TimeInterval.infinity.nanoseconds == .max && TimeInterval.infinity.milliseconds == .max)
+        #expect((-TimeInterval.infinity).milliseconds == .min)
+        #expect(TimeInterval(1e300).nanoseconds == .max && TimeInterval(1e300).milliseconds == .max)
+        #expect(TimeInterval(1e300).dispatchInterval == .nanoseconds(.max))
     }
 }
 

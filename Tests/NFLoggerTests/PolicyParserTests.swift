@@ -19,13 +19,13 @@ struct PolicyParserTests {
         switch name {
         case "active":
             #expect(policy.mode == .active && policy.rules.denies("debug.trace") && !policy.rules.denies("ui.tap"))
-            #expect(policy.database == Policy.Database(maxRows: 50_000, maxBytes: 33_554_432, maxAge: .seconds(1_209_600)))
-            #expect(policy.upload.batchMaxEvents == 500 && policy.spanTimeout == .seconds(3_600))
+            #expect(policy.database == Policy.Database(maxRows: 50_000, maxBytes: 33_554_432, maxAge: 1_209_600))
+            #expect(policy.upload.batchMaxEvents == 500 && policy.spanTimeout == 3_600)
         case "specific":
             #expect(policy.kind == .specific && policy.rules.selects("screen.home") && !policy.rules.selects("ui.tap"))
             #expect(policy.rules.denies("form.signup.password"))
         case "disabled":
-            #expect(policy.mode == .disabled && policy.refreshInterval == .seconds(600))
+            #expect(policy.mode == .disabled && policy.refreshInterval == 600)
         case "sampled":
             #expect(policy.rules.samplingRate(for: "net.request") == 0.1 && policy.rules.samplingRate(for: "ui.scroll") == 0.01)
             #expect(policy.rules.samplingRate(for: "ui.tap") == 0.5 && policy.rules.samplingRate(for: "app.launch") == 1)

@@ -38,7 +38,7 @@ struct PrunerTests {
         let directory = TemporaryDirectory()
         var configuration = directory.configuration()
         configuration.limits.maxStoredEvents = 150
-        configuration.defaultPolicy = try Policy.parse(Data(#"{"version":1,"mode":"active","rules":{"priorities":[{"pattern":"ui.scroll","priority":-1}]}}"#.utf8))
+        configuration.policyOptions.fallback = try Policy.parse(Data(#"{"version":1,"mode":"active","rules":{"priorities":[{"pattern":"ui.scroll","priority":-1}]}}"#.utf8))
         let logger = try NFLogger(configuration: configuration)
         await log(logger, 100, name: "app.first")
         await log(logger, 100, name: "ui.scroll")
@@ -55,10 +55,10 @@ struct PrunerTests {
         let directory = TemporaryDirectory()
         let clock = ManualClock()
         var configuration = directory.configuration()
-        configuration.limits.maxEventAge = .seconds(30 * 86_400)
+        configuration.limits.maxEventAge = 30 * 86_400
         let logger = try NFLogger(configuration: configuration, clock: clock)
         await log(logger, 10, name: "old.event")
-        clock.advance(.seconds(31 * 86_400))
+        clock.advance(31 * 86_400)
         await log(logger, 5, name: "new.event")
         logger.requests.maintain()
         let diagnostics = await logger.diagnostics()
@@ -121,13 +121,13 @@ struct PrunerTests {
         let directory = TemporaryDirectory()
         let clock = ManualClock()
         var configuration = directory.configuration()
-        configuration.limits.spanTimeout = .seconds(60)
+        configuration.limits.spanTimeout = 60
         let logger = try NFLogger(configuration: configuration, clock: clock)
         let (span, _) = await logger.startEvent(name: "screen.forgotten")
         let (kept, _) = await logger.startEvent(name: "screen.recent")
-        clock.advance(.seconds(30))
+        clock.advance(30)
         let (fresh, _) = await logger.startEvent(name: "screen.fresh")
-        clock.advance(.seconds(31))
+        clock.advance(31)
         logger.requests.maintain()
         #expect(await logger.diagnostics().abandonedSpans == 2)
         #expect(await span.end() == .failed(.spanAlreadyEnded(span.id)))
@@ -181,7 +181,7 @@ struct PrunerTests {
     func busyFromAnotherProcess() async throws {
         let directory = TemporaryDirectory()
         var configuration = directory.configuration()
-        configuration.limits.busyTimeout = .milliseconds(300)
+        configuration.limits.busyTimeout = 0.3
         let logger = try NFLogger(configuration: configuration)
         #expect(await logger.logEvent(name: "before.lock").isRecorded)
 

@@ -6,7 +6,7 @@ import Testing
 struct SessionTests {
     func makeLogger(_ directory: TemporaryDirectory, _ clock: ManualClock) throws -> NFLogger {
         var configuration = directory.configuration()
-        configuration.sessionIdleTimeout = .seconds(30)
+        configuration.sessionIdleTimeout = 30
         return try NFLogger(configuration: configuration, clock: clock)
     }
 
@@ -19,14 +19,14 @@ struct SessionTests {
         #expect(await logger.logEvent(name: "app.launch").isRecorded)
 
         logger.suspend()
-        clock.advance(.seconds(29))
+        clock.advance(29)
         logger.resume()
         #expect(logger.sessionID == first)
         #expect(await logger.logEvent(name: "app.foreground").isRecorded)
 
         logger.suspend()
         let suspendedAt = clock.wallMilliseconds()
-        clock.advance(.seconds(31))
+        clock.advance(31)
         logger.resume()
         let second = logger.sessionID
         #expect(second != first)
@@ -50,13 +50,13 @@ struct SessionTests {
         let clock = ManualClock()
         let logger = try makeLogger(directory, clock)
         let first = logger.sessionID
-        clock.advance(.seconds(120))
+        clock.advance(120)
         logger.resume()
         #expect(logger.sessionID == first)
         logger.suspend()
-        clock.advance(.seconds(20))
+        clock.advance(20)
         logger.suspend()
-        clock.advance(.seconds(20))
+        clock.advance(20)
         logger.resume()  // 40 s since the first suspend
         #expect(logger.sessionID != first)
     }

@@ -102,10 +102,11 @@ final class ManualClock: EventClock {
     func wallMilliseconds() -> Int64 { now.withLock { $0.wall } }
     func monotonicNanoseconds() -> UInt64 { now.withLock { $0.mono } }
 
-    func advance(_ duration: Duration) {
+    /// Moves both clocks on by `seconds`.
+    func advance(_ seconds: TimeInterval) {
         now.withLock {
-            $0.wall += duration.milliseconds
-            $0.mono += duration.nanoseconds
+            $0.wall += seconds.milliseconds
+            $0.mono += seconds.nanoseconds
         }
     }
 }

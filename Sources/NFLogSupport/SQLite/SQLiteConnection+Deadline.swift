@@ -14,6 +14,10 @@ extension SQLiteConnection {
     ///
     /// The connection has one progress handler: calls must not be nested, and nothing else may
     /// install one meanwhile.
+    ///
+    /// Only the collector uses it: `ContinuousClock` is above the SDK's floor (this module is
+    /// built into apps too), hence the availability.
+    @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
     package func withDeadline<T, E: Error>(_ deadline: ContinuousClock.Instant, checkEvery instructions: Int32 = 1_000,
                                           _ body: () throws(E) -> T) throws(E) -> T {
         // SQLite keeps only a raw pointer: a retained box, released once the handler is removed,
@@ -33,6 +37,7 @@ extension SQLiteConnection {
 }
 
 /// The deadline the progress handler reads, on the heap so SQLite can hold a pointer to it.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 private final class DeadlineBox {
     let deadline: ContinuousClock.Instant
     init(_ deadline: ContinuousClock.Instant) { self.deadline = deadline }

@@ -1,6 +1,6 @@
 #if canImport(os)
 import os
-#else
+#else  // platform-floor: not Apple (Synchronization on Linux has no floor)
 import Synchronization
 #endif
 
@@ -40,7 +40,7 @@ struct Lock<State: Sendable>: ~Copyable, @unchecked Sendable {
         defer { os_unfair_lock_unlock(lock) }
         return try body(&state.pointee)
     }
-    #else
+    #else  // platform-floor: not Apple
     private let mutex: Mutex<State>
 
     init(_ state: State) {

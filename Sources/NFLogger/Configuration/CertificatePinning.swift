@@ -1,7 +1,7 @@
 public import Foundation
 
 /// The certificates the SDK trusts for the collector, in place of the system's trust store
-/// (``Configuration/pinning``).
+/// (``Configuration/Network/pinning``).
 ///
 /// With pinning, uploads and policy fetches trust only these certificates, and the collector's
 /// chain must lead to one of them; hostnames are still checked. On Linux the SDK's transport
@@ -47,8 +47,11 @@ public struct CertificatePinning: Sendable {
     }
 
     /// A transport that trusts only these certificates, for an app that wraps the SDK's
-    /// transport in its own (``Configuration/transport``); otherwise set ``Configuration/pinning``.
-    public func makeTransport(timeout: Duration = .seconds(30)) -> any HTTPTransport {
+    /// transport in its own (``Configuration/Network/transport``); otherwise set
+    /// ``Configuration/Network/pinning``.
+    /// - Parameter timeout: how long one request may take, in seconds (as
+    ///   ``DefaultHTTPTransport/init(timeout:pinning:)`` takes it).
+    public func makeTransport(timeout: TimeInterval = 30) -> any HTTPTransport {
         DefaultHTTPTransport(timeout: timeout, pinning: self)
     }
 

@@ -89,7 +89,7 @@ extension Configuration {
             guard (0...Self.maxIdleTimeoutSeconds).contains(seconds) else {
                 throw .invalidField("session_idle_timeout_s", reason: "must be between 0 and \(Int(Self.maxIdleTimeoutSeconds)) seconds")
             }
-            sessionIdleTimeout = .milliseconds(Int64(seconds * 1_000))
+            sessionIdleTimeout = seconds
         }
         if let limits = try fields.object("limits") {
             try limits.rejectUnknown(["max_parameters_bytes", "max_pending_events", "max_pending_bytes", "busy_timeout_ms",
@@ -97,12 +97,12 @@ extension Configuration {
             if let value = try limits.integer("max_parameters_bytes") { self.limits.maxParametersBytes = value }
             if let value = try limits.integer("max_pending_events") { self.limits.maxPendingEvents = value }
             if let value = try limits.integer("max_pending_bytes") { self.limits.maxPendingBytes = value }
-            if let value = try limits.integer("busy_timeout_ms") { self.limits.busyTimeout = .milliseconds(value) }
+            if let value = try limits.integer("busy_timeout_ms") { self.limits.busyTimeout = Double(value) / 1_000 }
             if let value = try limits.integer("max_stored_events") { self.limits.maxStoredEvents = value }
             if let value = try limits.integer("max_database_bytes") { self.limits.maxDatabaseBytes = value }
             if let value = try limits.number("max_event_age_s") {
                 guard value.isFinite, value >= 0, value <= 3.2e7 else { throw .invalidField("limits.max_event_age_s", reason: "must be between 60 and 32000000 seconds") }
-                self.limits.maxEventAge = .milliseconds(Int64(value * 1_000))
+                self.limits.maxEventAge = value
             }
             if let value = try limits.seconds("span_timeout_s") { self.limits.spanTimeout = value }
         }
@@ -110,16 +110,16 @@ extension Configuration {
             guard let raw = Data(base64Encoded: key), raw.count == 32 else {
                 throw .invalidField("policy_public_key", reason: "must be the base64 of a 32-byte Ed25519 public key (as `nflog-collector keygen` prints it)")
             }
-            policyPublicKey = raw
+            policyOptions.publicKey = raw
         }
-        if let interval = try fields.seconds("policy_refresh_interval_s") { policyRefreshInterval = interval }
+        if let interval = try fields.seconds("policy_refresh_interval_s") { policyOptions.refreshInterval = interval }
         if let keyPath = try fields.string("encryption_key_file") {
             encryptionKey = try EncryptionKey(contentsOf: resolve(keyPath))
         }
         if let certificatePaths = try fields.stringArray("pinned_certificate_files") {
-            pinning = try CertificatePinning(contentsOf: certificatePaths.map(resolve))
+            network.pinning = try CertificatePinning(contentsOf: certificatePaths.map(resolve))
         }
-        installID = try fields.string("install_id")
+        policyOptions.installID = try fields.string("install_id")
         if let upload = try fields.object("upload") {
             try upload.rejectUnknown(["interval_s", "count_threshold", "batch_max_events", "batch_max_bytes", "gzip_level",
                                       "max_concurrent_uploads", "initial_backoff_s", "max_backoff_s", "refused_backoff_s",

@@ -30,21 +30,13 @@ public struct Configuration: Sendable {
     /// is then saved and wins at every later start). Default: ``Consent/granted``; an app that
     /// asks the user first starts with ``Consent/pending``.
     public var initialConsent: Consent = .granted
-    /// The policy in force until one is fetched (or cached from an earlier run).
-    public var defaultPolicy: Policy?
-    /// An Ed25519 public key (32 raw bytes). When set, only policies whose signature (the
-    /// collector's `X-NFLog-Signature` header) verifies with it are applied.
-    public var policyPublicKey: Data?
-    /// How often to ask for a newer policy when the policy in force does not say. Default: 1 hour.
-    public var policyRefreshInterval: Duration = .seconds(3600)
-    /// A stable id for this install, used for deterministic sampling. Default: a random id the
-    /// SDK keeps in a file beside the database.
-    public var installID: String?
+    /// Where the policy comes from and what applies until it does: rarely changed.
+    public var policyOptions = PolicyOptions()
     /// Bounds on input, memory and waiting.
     public var limits = Limits()
-    /// How long the app may stay suspended before ``NFLogger/resume()`` starts a new session.
-    /// Default: 30 minutes.
-    public var sessionIdleTimeout: Duration = .seconds(30 * 60)
+    /// How long the app may stay suspended before ``NFLogger/resume()`` starts a new session, in
+    /// seconds: 0 … 604,800 (a week). Default: 1,800 (30 minutes).
+    public var sessionIdleTimeout: TimeInterval = 30 * 60
     /// Where completion handlers run. Default: a serial queue owned by the logger. Never the
     /// caller's thread.
     public var completionQueue: DispatchQueue?
@@ -56,16 +48,43 @@ public struct Configuration: Sendable {
     /// never deleted, and a fresh one is started; turning encryption on for an existing database
     /// encrypts what it holds. Names, times and session data stay readable. Default: none.
     public var encryptionKey: EncryptionKey?
-    /// When set, the collector is trusted only if its certificate leads to one of these
-    /// (``CertificatePinning``); ``uploadURL`` and ``policyURL`` must then be `https`. Default:
-    /// none (the system's trust store).
-    public var pinning: CertificatePinning?
-    /// How uploads and policy fetches are sent. Default: a ``DefaultHTTPTransport`` (URLSession on
-    /// Apple platforms, async-http-client elsewhere), pinning when ``pinning`` is set. Setting
-    /// both is an error: a transport of your own does its own pinning.
-    public var transport: (any HTTPTransport)?
+    /// Which transport carries uploads and policy fetches, and which certificates it trusts.
+    public var network = Network()
     /// The SDK's own diagnostic log. Default: silent.
     public var logger = Logger(label: "nflogger", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// Where the policy comes from and what applies until it does. Every duration is in seconds.
+    public struct PolicyOptions: Sendable, Equatable {
+        /// The policy in force while none has been fetched (or cached from an earlier run).
+        /// Default: none (``Configuration/mode`` applies).
+        public var fallback: Policy?
+        /// An Ed25519 public key (32 raw bytes). When set, only policies whose signature (the
+        /// collector's `X-NFLog-Signature` header) verifies with it are applied. Default: none.
+        public var publicKey: Data?
+        /// How often to ask for a newer policy when the policy in force does not say, in seconds:
+        /// at least 1. Default: 3,600 (an hour).
+        public var refreshInterval: TimeInterval = 3_600
+        /// A stable id for this install, which the policy's deterministic sampling hashes: 1…128
+        /// characters. Default: a random id the SDK keeps in a file beside the database.
+        public var installID: String?
+
+        public init() {}
+    }
+
+    /// The transport for uploads and policy fetches, and which certificates it trusts.
+    public struct Network: Sendable {
+        /// When set, the collector is trusted only if its certificate leads to one of these
+        /// (``CertificatePinning``); ``Configuration/uploadURL`` and ``Configuration/policyURL``
+        /// must then be `https`. Default: none (the system's trust store).
+        public var pinning: CertificatePinning?
+        /// How uploads and policy fetches are sent. Default: a ``DefaultHTTPTransport`` (URLSession
+        /// on Apple platforms, async-http-client elsewhere), pinning when ``pinning`` is set, with
+        /// ``Configuration/Upload/requestTimeout``. Setting both is an error: a transport of your
+        /// own does its own pinning.
+        public var transport: (any HTTPTransport)?
+
+        public init() {}
+    }
 
     /// Bounds that keep the SDK's cost predictable.
     public struct Limits: Sendable, Equatable {
@@ -77,25 +96,29 @@ public struct Configuration: Sendable {
         public var maxPendingEvents = 20_000
         /// The same bound in bytes. Default: 16 MiB.
         public var maxPendingBytes = 16 * 1024 * 1024
-        /// How long a write waits for another process that holds the database. Default: 5 s.
-        public var busyTimeout: Duration = .seconds(5)
+        /// How long a write waits for another process that holds the database, in seconds: 0 or
+        /// more (0: not at all). Default: 5.
+        public var busyTimeout: TimeInterval = 5
         /// The most events kept on the device; beyond it the oldest (lowest priority first) are
         /// dropped, counted, and the counts reported to the collector. Default: 100,000.
         public var maxStoredEvents = 100_000
         /// The most bytes the database and its write-ahead log may use. Default: 64 MiB.
         public var maxDatabaseBytes = 64 * 1024 * 1024
-        /// Events older than this are dropped (and counted). Default: 30 days.
-        public var maxEventAge: Duration = .seconds(30 * 86_400)
-        /// A span still open this long after it started is closed as abandoned. Default: 24 hours.
-        public var spanTimeout: Duration = .seconds(86_400)
+        /// Events older than this are dropped (and counted), in seconds: at least 60. Default:
+        /// 2,592,000 (30 days).
+        public var maxEventAge: TimeInterval = 30 * 86_400
+        /// A span still open this long after it started is closed as abandoned, in seconds: at
+        /// least 1. Default: 86,400 (24 hours).
+        public var spanTimeout: TimeInterval = 86_400
 
         public init() {}
     }
 
-    /// Batching, compression and retry of uploads.
+    /// Batching, compression and retry of uploads. Every duration is in seconds.
     public struct Upload: Sendable, Equatable {
-        /// How often stored events are uploaded while the app is in the foreground. Default: 30 s.
-        public var interval: Duration = .seconds(30)
+        /// How often stored events are uploaded while the app is in the foreground, in seconds: at
+        /// least 0.01. Default: 30.
+        public var interval: TimeInterval = 30
         /// Upload as soon as this many events were recorded since the last upload, without
         /// waiting for the interval. Default: 500.
         public var countThreshold = 500
@@ -110,18 +133,21 @@ public struct Configuration: Sendable {
         public var maxConcurrentUploads = 2
         /// zlib's level for the gzip body: 0 (none) … 9 (smallest). Default: 6.
         public var gzipLevel = 6
-        /// The first retry waits up to this long; each further failure doubles it (full jitter).
-        /// A batch that failed on its own waits by its own failures while the others go on;
-        /// after `2 × maxConcurrentUploads + 1` failures in a row every batch waits, by the
-        /// count in a row. Default: 1 s.
-        public var initialBackoff: Duration = .seconds(1)
-        /// The longest wait between retries, `Retry-After` aside. Default: 5 minutes.
-        public var maxBackoff: Duration = .seconds(300)
+        /// The first retry waits up to this long, in seconds; each further failure doubles it
+        /// (full jitter). A batch that failed on its own waits by its own failures while the
+        /// others go on; after `2 × maxConcurrentUploads + 1` failures in a row every batch
+        /// waits, by the count in a row. More than 0, at most ``maxBackoff``. Default: 1.
+        public var initialBackoff: TimeInterval = 1
+        /// The longest wait between retries, `Retry-After` aside, in seconds: at most 86,400 (a
+        /// day). Default: 300 (5 minutes).
+        public var maxBackoff: TimeInterval = 300
         /// After the collector refused the app key (401/403) or the URL (404 and the like),
-        /// uploads pause this long; nothing is deleted. Default: 1 hour.
-        public var refusedBackoff: Duration = .seconds(3600)
-        /// How long one request may take. Default: 30 s.
-        public var requestTimeout: Duration = .seconds(30)
+        /// uploads pause this long, in seconds; nothing is deleted. More than 0, at most 604,800
+        /// (a week). Default: 3,600 (an hour).
+        public var refusedBackoff: TimeInterval = 3_600
+        /// How long one request (an upload or a policy fetch) may take with the SDK's own
+        /// transport, in seconds: more than 0, at most 3,600. Default: 30.
+        public var requestTimeout: TimeInterval = 30
 
         public init() {}
     }
@@ -136,7 +162,7 @@ public struct Configuration: Sendable {
 
     /// The transport uploads and policy fetches share: the app's own, or the SDK's.
     func makeTransport() -> any HTTPTransport {
-        transport ?? DefaultHTTPTransport(timeout: upload.requestTimeout, pinning: pinning)
+        network.transport ?? DefaultHTTPTransport(timeout: upload.requestTimeout, pinning: network.pinning)
     }
 
     /// Checks the values that code could have set out of range.
@@ -156,8 +182,8 @@ public struct Configuration: Sendable {
             try Self.checkHTTP(policyURL, field: "policy_url")
             if appKey == nil { throw .missingField("app_key") }
         }
-        if pinning != nil {
-            if transport != nil {
+        if network.pinning != nil {
+            if network.transport != nil {
                 throw .invalidField("pinning", reason: "cannot be combined with a transport of your own: pin in that transport")
             }
             for (url, field) in [(uploadURL, "upload_url"), (policyURL, "policy_url")] {
@@ -166,11 +192,15 @@ public struct Configuration: Sendable {
                 }
             }
         }
-        if let policyPublicKey, policyPublicKey.count != 32 {
-            throw .invalidField("policy_public_key", reason: "must be a 32-byte Ed25519 public key, got \(policyPublicKey.count) bytes")
+        if let publicKey = policyOptions.publicKey, publicKey.count != 32 {
+            throw .invalidField("policy_public_key", reason: "must be a 32-byte Ed25519 public key, got \(publicKey.count) bytes")
         }
-        if policyRefreshInterval < .seconds(1) { throw .invalidField("policy_refresh_interval_s", reason: "must be at least 1 second") }
-        if let installID, installID.isEmpty || installID.count > 128 { throw .invalidField("install_id", reason: "must be 1…128 characters") }
+        if !Self.isSeconds(policyOptions.refreshInterval, atLeast: 1) {
+            throw .invalidField("policy_refresh_interval_s", reason: "must be at least 1 second")
+        }
+        if let installID = policyOptions.installID, installID.isEmpty || installID.count > 128 {
+            throw .invalidField("install_id", reason: "must be 1…128 characters")
+        }
         if limits.maxParametersBytes < 2 || limits.maxParametersBytes > Limits.maxParametersBytesCeiling {
             throw .invalidField("limits.max_parameters_bytes", reason: "must be between 2 and \(Limits.maxParametersBytesCeiling)")
         }
@@ -179,15 +209,20 @@ public struct Configuration: Sendable {
             // Otherwise an event with maximal parameters could never be queued.
             throw .invalidField("limits.max_pending_bytes", reason: "must be at least twice limits.max_parameters_bytes plus 1024")
         }
-        if limits.busyTimeout < .zero { throw .invalidField("limits.busy_timeout_ms", reason: "must not be negative") }
+        if !Self.isSeconds(limits.busyTimeout, atLeast: 0) { throw .invalidField("limits.busy_timeout_ms", reason: "must not be negative") }
         if limits.maxStoredEvents < 100 { throw .invalidField("limits.max_stored_events", reason: "must be at least 100") }
         if limits.maxDatabaseBytes < 256 * 1024 { throw .invalidField("limits.max_database_bytes", reason: "must be at least 262144") }
-        if limits.maxEventAge < .seconds(60) { throw .invalidField("limits.max_event_age_s", reason: "must be at least 60 seconds") }
-        if limits.spanTimeout < .seconds(1) { throw .invalidField("limits.span_timeout_s", reason: "must be at least 1 second") }
+        if !Self.isSeconds(limits.maxEventAge, atLeast: 60) { throw .invalidField("limits.max_event_age_s", reason: "must be at least 60 seconds") }
+        if !Self.isSeconds(limits.spanTimeout, atLeast: 1) { throw .invalidField("limits.span_timeout_s", reason: "must be at least 1 second") }
         try upload.validate()
-        if sessionIdleTimeout < .zero || sessionIdleTimeout > .seconds(Configuration.maxIdleTimeoutSeconds) {
+        if !(0...Configuration.maxIdleTimeoutSeconds).contains(sessionIdleTimeout) {
             throw .invalidField("session_idle_timeout_s", reason: "must be between 0 and \(Int(Configuration.maxIdleTimeoutSeconds)) seconds")
         }
+    }
+
+    /// Whether `seconds` is a finite number of seconds, at least `minimum`: NaN and infinity are not.
+    static func isSeconds(_ seconds: TimeInterval, atLeast minimum: TimeInterval) -> Bool {
+        (minimum...TimeInterval.greatestFiniteMagnitude).contains(seconds)
     }
 
     static func checkHTTP(_ url: URL, field: String) throws(ConfigurationError) {
@@ -198,46 +233,21 @@ public struct Configuration: Sendable {
     }
 }
 
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-
-    /// Whole milliseconds, saturating at the bounds of `Int64` instead of wrapping.
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000)
-        if overflow { return seconds < 0 ? .min : .max }
-        let (sum, overflow2) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
-        return overflow2 ? (seconds < 0 ? .min : .max) : sum
-    }
-
-    /// Whole nanoseconds, 0 for negative durations, saturating at `UInt64.max`.
-    var nanoseconds: UInt64 {
-        let (seconds, attoseconds) = components
-        guard seconds >= 0, attoseconds >= 0 else { return 0 }
-        let (scaled, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return .max }
-        let (sum, overflow2) = scaled.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
-        return overflow2 ? .max : sum
-    }
-}
-
 extension Configuration.Upload {
     func validate() throws(ConfigurationError) {
         func check(_ ok: Bool, _ field: String, _ reason: String) throws(ConfigurationError) {
             if !ok { throw .invalidField("upload." + field, reason: reason) }
         }
-        try check(interval >= .milliseconds(10), "interval_s", "must be at least 0.01 seconds")
+        try check(Configuration.isSeconds(interval, atLeast: 0.01), "interval_s", "must be at least 0.01 seconds")
         try check(countThreshold >= 1, "count_threshold", "must be at least 1")
         try check((1...10_000).contains(batchMaxEvents), "batch_max_events", "must be between 1 and 10000")
         try check((1024...(8 << 20)).contains(batchMaxBytes), "batch_max_bytes", "must be between 1024 and 8388608")
         try check((0...9).contains(gzipLevel), "gzip_level", "must be between 0 and 9")
         try check((1...4).contains(maxConcurrentUploads), "max_concurrent_uploads", "must be between 1 and 4")
-        try check(initialBackoff > .zero && initialBackoff <= maxBackoff, "initial_backoff_s", "must be positive and at most max_backoff_s")
-        try check(maxBackoff <= .seconds(86_400), "max_backoff_s", "must be at most a day")
-        try check(refusedBackoff > .zero && refusedBackoff <= .seconds(7 * 86_400), "refused_backoff_s", "must be positive and at most a week")
-        try check(requestTimeout > .zero && requestTimeout <= .seconds(3_600), "request_timeout_s", "must be positive and at most an hour")
+        // Written so that NaN fails every check.
+        try check(initialBackoff > 0 && initialBackoff <= maxBackoff, "initial_backoff_s", "must be positive and at most max_backoff_s")
+        try check(maxBackoff <= 86_400, "max_backoff_s", "must be at most a day")
+        try check(refusedBackoff > 0 && refusedBackoff <= 7 * 86_400, "refused_backoff_s", "must be positive and at most a week")
+        try check(requestTimeout > 0 && requestTimeout <= 3_600, "request_timeout_s", "must be positive and at most an hour")
     }
 }

@@ -75,12 +75,12 @@ struct FieldReader<Failure: FieldReaderError> {
     }
 
     /// A duration in seconds (fractions allowed), at most a week.
-    func seconds(_ key: String) throws(Failure) -> Duration? {
+    func seconds(_ key: String) throws(Failure) -> TimeInterval? {
         guard let number = try number(key) else { return nil }
         guard (0...Configuration.maxIdleTimeoutSeconds).contains(number) else {
             throw .invalid(path(key), "must be between 0 and \(Int(Configuration.maxIdleTimeoutSeconds)) seconds")
         }
-        return .milliseconds(Int64(number * 1_000))
+        return number
     }
 
     func stringArray(_ key: String) throws(Failure) -> [String]? {

@@ -48,16 +48,16 @@ public final class NFLogger: Sendable {
         try configuration.validate()
         self.configuration = configuration
         self.clock = clock
-        let installID = configuration.installID.map { ($0, true) } ?? InstallID.load(forDatabase: configuration.databaseURL)
+        let installID = configuration.policyOptions.installID.map { ($0, true) } ?? InstallID.load(forDatabase: configuration.databaseURL)
         if !installID.1 {
             configuration.logger.warning("the install id could not be saved; sampling decisions may change at the next start")
         }
         // A policy cached by an earlier run applies from the first call, before the network answers.
         let cache = PolicyCache(forDatabase: configuration.databaseURL)
-        let verifier = configuration.policyPublicKey.map(PolicyVerifier.init(publicKey:))
+        let verifier = configuration.policyOptions.publicKey.map(PolicyVerifier.init(publicKey:))
         let cached = configuration.policyURL == nil ? nil
             : PolicyManager.loadCached(cache, verifier: verifier, logger: configuration.logger)
-        let initialPolicy = cached?.policy ?? configuration.defaultPolicy
+        let initialPolicy = cached?.policy ?? configuration.policyOptions.fallback
         let consent = ConsentFile.load(forDatabase: configuration.databaseURL) ?? configuration.initialConsent
         let store = FacadeStateStore(FacadeState(mode: configuration.mode, policy: initialPolicy,
                                                  samplingSeed: Sampling.seed(installID: installID.0), consent: consent))
@@ -75,7 +75,7 @@ public final class NFLogger: Sendable {
         let sessions = SessionTracker(idleTimeoutNanoseconds: configuration.sessionIdleTimeout.nanoseconds,
                                       wallMilliseconds: clock.wallMilliseconds())
         let transport = configuration.makeTransport()
-        ownTransport = configuration.transport == nil ? transport as? DefaultHTTPTransport : nil
+        ownTransport = configuration.network.transport == nil ? transport as? DefaultHTTPTransport : nil
         let requests = RequestManager(configuration: configuration, transport: transport, database: database, completions: completions,
                                       sessions: sessions, clock: clock, owner: owner, consent: consent)
         self.requests = requests
@@ -88,9 +88,9 @@ public final class NFLogger: Sendable {
                 url: url, appKey: appKey,
                 transport: transport,
                 verifier: verifier, cache: cache,
-                defaultRefresh: configuration.defaultPolicy?.refreshInterval ?? configuration.policyRefreshInterval,
+                defaultRefresh: configuration.policyOptions.fallback?.refreshInterval ?? configuration.policyOptions.refreshInterval,
                 logger: configuration.logger, completionQueue: completions.queue, initial: cached,
-                fallbackSource: configuration.defaultPolicy == nil ? .none : .defaultPolicy, apply: apply)
+                fallbackSource: configuration.policyOptions.fallback == nil ? .none : .defaultPolicy, apply: apply)
             policyManager = manager
             manager.start()
         } else {
@@ -119,7 +119,7 @@ public final class NFLogger: Sendable {
     }
 
     /// The policy in force, if any (fetched, cached from an earlier run, or the configuration's
-    /// ``Configuration/defaultPolicy``).
+    /// ``Configuration/PolicyOptions/fallback``).
     public var policy: Policy? { store.read { $0.policy } }
 
     private var currentBehaviour: any LogBehaviour { store.read { $0.behaviour } }
@@ -167,7 +167,7 @@ public final class NFLogger: Sendable {
     /// Puts a policy (or, with `nil`, the configuration's default) in force: the behaviour switches
     /// atomically and the upload settings change for what follows.
     private static func apply(_ policy: Policy?, to store: FacadeStateStore, requests: RequestManager, configuration: Configuration) {
-        let effective = policy ?? configuration.defaultPolicy
+        let effective = policy ?? configuration.policyOptions.fallback
         store.update { $0.apply(effective) }
         requests.apply(effective)
     }
@@ -284,7 +284,7 @@ public final class NFLogger: Sendable {
         let completions = self.completions
         let requests = self.requests
         let policy = policyManager?.currentStatus
-            ?? PolicyStatus(source: configuration.defaultPolicy == nil ? .none : .defaultPolicy)
+            ?? PolicyStatus(source: configuration.policyOptions.fallback == nil ? .none : .defaultPolicy)
         requests.afterPendingWrites { database, uploader in
             let counts = completions.counts
             let stored = try? database.storedCounts()

@@ -18,7 +18,7 @@ public struct Policy: Sendable, Equatable {
 
     /// Upload settings the policy overrides (``Configuration/Upload``).
     struct Upload: Sendable, Equatable {
-        var interval: Duration?
+        var interval: TimeInterval?
         var batchMaxEvents: Int?
         var batchMaxBytes: Int?
         var gzipLevel: Int?
@@ -28,7 +28,7 @@ public struct Policy: Sendable, Equatable {
     struct Database: Sendable, Equatable {
         var maxRows: Int?
         var maxBytes: Int?
-        var maxAge: Duration?
+        var maxAge: TimeInterval?
     }
 
     public let version: Int
@@ -46,10 +46,10 @@ public struct Policy: Sendable, Equatable {
     }
     let upload: Upload
     let database: Database
-    /// A span still open after this long is closed as abandoned.
-    let spanTimeout: Duration?
-    /// How often the SDK asks the collector for a newer policy. Default: 1 hour.
-    let refreshInterval: Duration?
+    /// A span still open after this long (seconds) is closed as abandoned.
+    let spanTimeout: TimeInterval?
+    /// How often (seconds) the SDK asks the collector for a newer policy. Default: 1 hour.
+    let refreshInterval: TimeInterval?
     /// Below this SDK version the SDK is off (calls complete with
     /// ``FilterReason/sdkBelowMinimumVersion``).
     public let minimumSDKVersion: String?

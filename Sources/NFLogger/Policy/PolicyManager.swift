@@ -17,7 +17,8 @@ final class PolicyManager: @unchecked Sendable {
     private let transport: any HTTPTransport
     private let verifier: PolicyVerifier?
     private let cache: PolicyCache
-    private let defaultRefresh: Duration
+    /// Seconds.
+    private let defaultRefresh: TimeInterval
     private let logger: Logger
     private let completionQueue: DispatchQueue
     private let apply: @Sendable (Policy?) -> Void
@@ -44,11 +45,11 @@ final class PolicyManager: @unchecked Sendable {
     private var backoff = Backoff(initial: PolicyManager.retryInterval, maximum: PolicyManager.retryInterval, jitter: .half)
 
     /// The first wait after a check that got no usable answer; it doubles (with jitter) up to the
-    /// refresh interval, and is never shorter than the collector's `Retry-After`.
-    static let retryInterval: Duration = .seconds(60)
+    /// refresh interval, and is never shorter than the collector's `Retry-After`. Seconds.
+    static let retryInterval: TimeInterval = 60
 
     init(url: URL, appKey: String, transport: any HTTPTransport, verifier: PolicyVerifier?, cache: PolicyCache,
-         defaultRefresh: Duration, logger: Logger, completionQueue: DispatchQueue,
+         defaultRefresh: TimeInterval, logger: Logger, completionQueue: DispatchQueue,
          initial: (policy: Policy, body: Data, etag: String?)?, fallbackSource: PolicyStatus.Source,
          apply: @escaping @Sendable (Policy?) -> Void) {
         self.url = url
@@ -142,7 +143,7 @@ final class PolicyManager: @unchecked Sendable {
             return
         }
         let update: PolicyUpdate
-        var retryAfter: Duration?
+        var retryAfter: TimeInterval?
         switch outcome {
         case .failure(let failure as UntrustedCollector):
             // A security event, as for uploads: said at error level.
@@ -228,17 +229,17 @@ final class PolicyManager: @unchecked Sendable {
         return .notServed
     }
 
-    private var refreshInterval: Duration { current?.policy.refreshInterval ?? defaultRefresh }
+    private var refreshInterval: TimeInterval { current?.policy.refreshInterval ?? defaultRefresh }
 
-    private func scheduleRefresh(after interval: Duration) {
+    private func scheduleRefresh(after interval: TimeInterval) {
         refreshTimer?.cancel()
         guard !closed else { return }
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + .nanoseconds(Int(clamping: interval.nanoseconds)), leeway: .seconds(1))
+        timer.schedule(deadline: .now() + interval.dispatchInterval, leeway: .seconds(1))
         timer.setEventHandler { [weak self] in self?.check(completion: nil) }
         timer.resume()
         refreshTimer = timer
-        status.nextRefresh = Date().addingTimeInterval(Double(interval.milliseconds) / 1_000)
+        status.nextRefresh = Date().addingTimeInterval(interval)
     }
 
     /// An expiring policy stops applying at its expiry, and the default takes over. The timer runs

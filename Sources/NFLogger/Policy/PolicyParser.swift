@@ -158,12 +158,12 @@ extension Policy {
         return value
     }
 
-    private static func seconds(_ fields: FieldReader<PolicyError>, _ key: String, _ range: ClosedRange<Double>) throws(PolicyError) -> Duration? {
+    private static func seconds(_ fields: FieldReader<PolicyError>, _ key: String, _ range: ClosedRange<Int>) throws(PolicyError) -> TimeInterval? {
         guard let value = try fields.number(key) else { return nil }
-        guard range.contains(value) else {
-            throw .invalid(fields.path(key), "must be between \(range.lowerBound.formatted()) and \(range.upperBound.formatted()) seconds")
+        guard (Double(range.lowerBound)...Double(range.upperBound)).contains(value) else {
+            throw .invalid(fields.path(key), "must be between \(range.lowerBound) and \(range.upperBound) seconds")
         }
-        return .milliseconds(Int64(value * 1_000))
+        return value
     }
 
     /// The most pattern alternatives (after brace expansion) one policy may hold.

@@ -5,7 +5,7 @@ public struct PolicyStatus: Sendable, Equatable {
     public enum Source: String, Sendable, Equatable {
         /// No policy: the configuration's mode applies.
         case none
-        /// ``Configuration/defaultPolicy``.
+        /// The configuration's default, ``Configuration/PolicyOptions/fallback``.
         case defaultPolicy
         /// Cached on disk by an earlier run.
         case cache

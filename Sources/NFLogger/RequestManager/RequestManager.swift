@@ -27,7 +27,7 @@ final class RequestManager: @unchecked Sendable {
     private let logger: Logger
     private var maintenanceTimer: (any DispatchSourceTimer)?
     /// How often the Pruner's periodic pass runs.
-    static let maintenanceInterval: Duration = .seconds(60)
+    static let maintenanceInterval: TimeInterval = 60
 
     struct PendingRequest: Sendable {
         var request: StorageRequest
@@ -66,7 +66,7 @@ final class RequestManager: @unchecked Sendable {
             uploader = Uploader(queue: queue, database: database,
                                 transport: transport,
                                 url: url, appKey: appKey, settings: configuration.upload, clock: clock,
-                                logger: configuration.logger, completionQueue: completions.queue)
+                                logger: configuration.logger, completionQueue: completions.queue, consent: consent)
         } else {
             uploader = nil
         }
@@ -75,7 +75,6 @@ final class RequestManager: @unchecked Sendable {
         queue.async {
             _ = try? self.database.openIfNeeded()
             self.database.enforceLimits(includingAge: true)
-            self.uploader?.setConsent(consent)
             self.uploader?.start()
             self.scheduleMaintenance(every: Self.maintenanceInterval)
         }
@@ -295,10 +294,9 @@ final class RequestManager: @unchecked Sendable {
         }
     }
 
-    private func scheduleMaintenance(every interval: Duration) {
+    private func scheduleMaintenance(every interval: TimeInterval) {
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        let nanoseconds = DispatchTimeInterval.nanoseconds(Int(clamping: interval.nanoseconds))
-        timer.schedule(deadline: .now() + nanoseconds, repeating: nanoseconds, leeway: .seconds(1))
+        timer.schedule(deadline: .now() + interval.dispatchInterval, repeating: interval.dispatchInterval, leeway: .seconds(1))
         timer.setEventHandler { [weak self] in self?.maintain() }
         timer.resume()
         maintenanceTimer = timer

@@ -5,7 +5,8 @@ import Foundation
 /// fleet of devices spreads out instead of returning together; and it is never shorter than the
 /// server's `Retry-After` (itself capped at a day).
 ///
-/// The random source is injected so a test can drive the arithmetic; the SDK uses the system's.
+/// Every duration is in seconds. The random source is injected so a test can drive the
+/// arithmetic; the SDK uses the system's.
 struct Backoff {
     enum Jitter {
         /// Anywhere in [0, ceiling] ("full jitter"): spreads a fleet the most.
@@ -14,15 +15,15 @@ struct Backoff {
         case half
     }
 
-    var initial: Duration
-    var maximum: Duration
+    var initial: TimeInterval
+    var maximum: TimeInterval
     let jitter: Jitter
     private(set) var failures = 0
     private var random: AnyGenerator
 
-    static let longestRetryAfter: Duration = .seconds(86_400)
+    static let longestRetryAfter: TimeInterval = 86_400
 
-    init(initial: Duration, maximum: Duration, jitter: Jitter = .full,
+    init(initial: TimeInterval, maximum: TimeInterval, jitter: Jitter = .full,
          random: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
         self.initial = initial
         self.maximum = maximum
@@ -31,22 +32,22 @@ struct Backoff {
     }
 
     /// Counts one more failure and returns how long to wait before the next attempt.
-    mutating func failed(retryAfter: Duration? = nil) -> Duration {
+    mutating func failed(retryAfter: TimeInterval? = nil) -> TimeInterval {
         failures += 1
         return delay(afterFailures: failures, retryAfter: retryAfter)
     }
 
     /// The wait after the `count`-th failure of something counted elsewhere (one batch's own
     /// failures), drawn as after that many failures in a row; the count in a row is unchanged.
-    mutating func delay(afterFailures count: Int, retryAfter: Duration? = nil) -> Duration {
-        let ceiling = min(maximum.seconds, initial.seconds * pow(2, Double(min(max(count, 1) - 1, 40))))
+    mutating func delay(afterFailures count: Int, retryAfter: TimeInterval? = nil) -> TimeInterval {
+        let ceiling = min(maximum, initial * pow(2, Double(min(max(count, 1) - 1, 40))))
         let floor = jitter == .full ? 0 : ceiling / 2
         // 53 random bits as a fraction in [0, 1): no rejection loop, so any generator (even a
         // constant one in a test) gives an answer at once.
         let unit = Double(random.next() >> 11) * 0x1p-53
         var wait = floor + (max(floor, ceiling) - floor) * unit
-        if let retryAfter { wait = max(wait, min(retryAfter, Self.longestRetryAfter).seconds) }
-        return .nanoseconds(Int64(wait * 1e9))
+        if let retryAfter { wait = max(wait, min(retryAfter, Self.longestRetryAfter)) }
+        return wait
     }
 
     /// A success: the next failure starts from `initial` again.

@@ -18,12 +18,13 @@ final class HTTPClientTransport: Sendable {
     private let client: HTTPClient
     /// What the client trusts (read by a test: pinned certificates replace the system's).
     let tls: TLSConfiguration
-    private let timeout: Duration
+    /// Seconds.
+    private let timeout: TimeInterval
     private let pinned: Bool
     /// Responses the SDK reads are small (a policy, an upload's answer); anything larger is refused.
     static let maxResponseBytes = 1024 * 1024
 
-    init(timeout: Duration, pinning: CertificatePinning?) {
+    init(timeout: TimeInterval, pinning: CertificatePinning?) {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv12
         if let pinning {
@@ -33,7 +34,7 @@ final class HTTPClientTransport: Sendable {
         self.tls = tls
         pinned = pinning != nil
         // An hour at most (Configuration validates that); clamped here too, so no input traps.
-        self.timeout = min(max(timeout, .milliseconds(1)), .seconds(3_600))
+        self.timeout = DefaultHTTPTransport.clamp(timeout)
         let amount = TimeAmount.nanoseconds(Int64(clamping: self.timeout.nanoseconds))
         var configuration = HTTPClient.Configuration(
             tlsConfiguration: tls, redirectConfiguration: .disallow,
@@ -79,12 +80,13 @@ final class HTTPClientTransport: Sendable {
         }
     }
 
-    /// Runs `operation`, cancelling it (which closes its connection) if it takes longer than `limit`.
-    private static func within<T: Sendable>(_ limit: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    /// Runs `operation`, cancelling it (which closes its connection) if it takes longer than
+    /// `limit` seconds.
+    private static func within<T: Sendable>(_ limit: TimeInterval, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await operation() }
             group.addTask {
-                try await Task.sleep(for: limit)
+                try await Task.sleep(nanoseconds: limit.nanoseconds)
                 return nil
             }
             defer { group.cancelAll() }
@@ -106,8 +108,9 @@ final class HTTPClientTransport: Sendable {
 
 /// No complete answer arrived within the request timeout.
 struct RequestTimedOut: Error, CustomStringConvertible {
-    let limit: Duration
-    var description: String { "no complete response within \(limit)" }
+    /// Seconds.
+    let limit: TimeInterval
+    var description: String { "no complete response within \(limit) seconds" }
 }
 
 extension CertificatePinning {

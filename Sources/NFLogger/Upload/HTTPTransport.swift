@@ -1,7 +1,7 @@
 public import Foundation
 
 /// How the SDK sends HTTP requests. ``DefaultHTTPTransport`` is the default; supply your own in
-/// ``Configuration/transport`` to route uploads through your app's networking stack, or to
+/// ``Configuration/Network/transport`` to route uploads through your app's networking stack, or to
 /// inject faults in tests.
 public protocol HTTPTransport: Sendable {
     /// Sends one request and returns the response, or throws if no response arrived

@@ -19,16 +19,17 @@ extension TransportResponse {
         (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["error"] as? [String: Any]
     }
 
-    /// `Retry-After` as a wait from `now`: delay-seconds or an HTTP date (RFC 9110 §10.2.3).
-    func retryAfter(now: Date = Date()) -> Duration? {
+    /// `Retry-After` as a wait from `now`, in seconds: delay-seconds or an HTTP date (RFC 9110
+    /// §10.2.3).
+    func retryAfter(now: Date = Date()) -> TimeInterval? {
         guard let value = header("Retry-After")?.trimmingCharacters(in: .whitespaces) else { return nil }
-        if let seconds = Int(value) { return .seconds(max(0, seconds)) }
+        if let seconds = Int(value) { return TimeInterval(max(0, seconds)) }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: value) else { return nil }
-        return .milliseconds(max(0, Int64(date.timeIntervalSince(now) * 1000)))
+        return max(0, date.timeIntervalSince(now))
     }
 }
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -13,15 +13,15 @@ public final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
     private let delegate: URLSessionTransportDelegate
 
-    /// - Parameter timeout: how long one request may take, connection included.
-    public convenience init(timeout: Duration = .seconds(30)) {
+    /// - Parameter timeout: how long one request may take, connection included, in seconds:
+    ///   0.001 … 3,600 (a value outside is taken as the nearer bound).
+    public convenience init(timeout: TimeInterval = 30) {
         self.init(timeout: timeout, pinning: nil)
     }
 
-    init(timeout: Duration, pinning: CertificatePinning?) {
+    init(timeout: TimeInterval, pinning: CertificatePinning?) {
         let configuration = URLSessionConfiguration.ephemeral
-        let clamped = min(max(timeout, .milliseconds(1)), .seconds(3_600))
-        let seconds = Double(clamped.components.seconds) + Double(clamped.components.attoseconds) / 1e18
+        let seconds = DefaultHTTPTransport.clamp(timeout)
         configuration.timeoutIntervalForRequest = seconds
         configuration.timeoutIntervalForResource = seconds
         configuration.httpCookieStorage = nil

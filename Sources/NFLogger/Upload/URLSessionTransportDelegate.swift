@@ -8,11 +8,11 @@ import Security
 
 /// Refuses redirects (the collector's URL is configuration, not something a response may move)
 /// and, on Apple platforms, evaluates the server's trust against the pinned certificates.
-final class URLSessionTransportDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    // @unchecked: `pinning` never changes; `refusals` is read and written only under `lock`.
+final class URLSessionTransportDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     let pinning: CertificatePinning?
-    private let lock = NSLock()
-    private var refusals: [String: UntrustedCollector] = [:]
+    /// Why the pinning check refused each host last. A ``Lock``, not an `NSLock`: `NSLocking`'s
+    /// `withLock` needs iOS 17 / macOS 14.
+    private let refusals = Lock<[String: UntrustedCollector]>([:])
 
     init(pinning: CertificatePinning?) {
         self.pinning = pinning
@@ -25,11 +25,11 @@ final class URLSessionTransportDelegate: NSObject, URLSessionTaskDelegate, @unch
 
     /// Why the pinning check refused `host` last, taken once (the request that failed reports it).
     func refusal(for host: String?) -> UntrustedCollector? {
-        lock.withLock { refusals.removeValue(forKey: host ?? "") }
+        refusals.withLock { $0.removeValue(forKey: host ?? "") }
     }
 
     private func refuse(_ host: String, _ detail: String) {
-        lock.withLock { refusals[host] = UntrustedCollector(host: host, detail: detail) }
+        refusals.withLock { $0[host] = UntrustedCollector(host: host, detail: detail) }
     }
 
     #if canImport(Security)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What becomes of a batch, by the collector's answer: the table in docs/PROTOCOL.md.
 enum UploadVerdict: Equatable {
     /// Stored: its rows leave the device.
@@ -5,8 +7,9 @@ enum UploadVerdict: Equatable {
     /// Too big, or one of its events is refused: sent again in halves; a single event refused
     /// this way is quarantined with the collector's reason.
     case split
-    /// A temporary failure: the same batch goes again after a backoff, never before `after`.
-    case retry(after: Duration?)
+    /// A temporary failure: the same batch goes again after a backoff, never before `after`
+    /// seconds.
+    case retry(after: TimeInterval?)
     /// Retrying soon cannot help (the key, the URL, or the batch's envelope is refused): every
     /// event is kept and uploads wait long.
     case pause

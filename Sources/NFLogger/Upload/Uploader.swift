@@ -101,8 +101,10 @@ final class Uploader: @unchecked Sendable {
     ///   - random: the backoff's jitter (a seeded generator in tests).
     init(queue: DispatchQueue, database: DatabaseManager, transport: any HTTPTransport, url: URL, appKey: String,
          settings: Configuration.Upload, clock: any EventClock, logger: Logger, completionQueue: DispatchQueue,
-         random: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
+         consent: Consent = .granted, random: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
         self.queue = queue
+        // Known before start(): its first trigger must already obey it.
+        self.consentPending = consent == .pending
         self.owner = QueueOwner(queue: queue)
         self.database = database
         self.transport = transport
@@ -138,7 +140,7 @@ final class Uploader: @unchecked Sendable {
         guard let hold = try? database.withOutbox({ (outbox) throws(SQLiteError) in try outbox.uploadHold() }) else { return }
         let remaining = hold.untilMilliseconds &- clock.wallMilliseconds()
         guard remaining > 0 else { return }
-        wait(.milliseconds(min(remaining, 86_400_000)), then: { .backingOff(until: $0) },
+        wait(Double(min(remaining, 86_400_000)) / 1_000, then: { .backingOff(until: $0) },
              .server(status: hold.status, message: hold.message))
     }
 
@@ -146,7 +148,7 @@ final class Uploader: @unchecked Sendable {
         intervalTimer?.cancel()
         guard !closed else { return }
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        let interval = DispatchTimeInterval.nanoseconds(Int(clamping: settings.interval.nanoseconds))
+        let interval = settings.interval.dispatchInterval
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(100))
         timer.setEventHandler { [weak self] in self?.trigger() }
         timer.resume()
@@ -450,7 +452,7 @@ final class Uploader: @unchecked Sendable {
 
     // MARK: Waiting
 
-    private func retry(_ batch: OutgoingBatch, _ error: UploadError, retryAfter: Duration?) {
+    private func retry(_ batch: OutgoingBatch, _ error: UploadError, retryAfter: TimeInterval?) {
         try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.countAttempt(batch) }
         retriedAttempts += 1
         guard retryAfter == nil, backoff.failures + 1 < failuresBeforeWaitingAll else {
@@ -468,25 +470,25 @@ final class Uploader: @unchecked Sendable {
         let failures = batchFailures[batch.rowID, default: 0] + 1
         batchFailures[batch.rowID] = failures
         let delay = backoff.delay(afterFailures: failures)
-        logger.debug("upload failed; retrying the batch later", metadata: ["error": "\(error)", "delay_s": "\(delay.seconds)"])
+        logger.debug("upload failed; retrying the batch later", metadata: ["error": "\(error)", "delay_s": "\(delay)"])
         let end = endOfWait(delay)
         batchWaits[batch.rowID] = end.until
         lastError = error
         nextAttempt = end.at
     }
 
-    /// When a wait of `delay` (at most a week) ends: on the monotonic clock, saturating, for the
-    /// timers; and as the wall time ``nextAttempt`` shows.
-    private func endOfWait(_ delay: Duration) -> (until: UInt64, at: Date) {
-        let nanoseconds = min(delay, .seconds(7 * 86_400)).nanoseconds
+    /// When a wait of `delay` seconds (at most a week) ends: on the monotonic clock, saturating,
+    /// for the timers; and as the wall time ``nextAttempt`` shows.
+    private func endOfWait(_ delay: TimeInterval) -> (until: UInt64, at: Date) {
+        let nanoseconds = min(delay, 7 * 86_400).nanoseconds
         let (sum, overflow) = clock.monotonicNanoseconds().addingReportingOverflow(nanoseconds)
         return (overflow ? .max : sum, Date(timeIntervalSince1970: Double(clock.wallMilliseconds()) / 1000 + Double(nanoseconds) / 1e9))
     }
 
     /// Waits as ``Backoff`` says: exponential with full jitter, never less than `Retry-After`.
-    private func backOff(_ error: UploadError, retryAfter: Duration?) {
+    private func backOff(_ error: UploadError, retryAfter: TimeInterval?) {
         let delay = backoff.failed(retryAfter: retryAfter)
-        logger.debug("upload failed; retrying later", metadata: ["error": "\(error)", "delay_s": "\(delay.seconds)"])
+        logger.debug("upload failed; retrying later", metadata: ["error": "\(error)", "delay_s": "\(delay)"])
         wait(delay, then: { .backingOff(until: $0) }, error)
     }
 
@@ -495,7 +497,7 @@ final class Uploader: @unchecked Sendable {
         wait(settings.refusedBackoff, then: { .paused(until: $0) }, error)
     }
 
-    private func wait(_ delay: Duration, then phaseUntil: (UInt64) -> Phase, _ error: UploadError) {
+    private func wait(_ delay: TimeInterval, then phaseUntil: (UInt64) -> Phase, _ error: UploadError) {
         let (until, at) = endOfWait(delay)
         lastError = error
         // A wait in force is never cut short: a network error on one connection, answered with a
