@@ -11,10 +11,11 @@ struct ReadmeExampleTests {
     func example() throws {
         let directory = TemporaryDirectory()
         let databaseURL = directory.databaseURL
+        let cart = ["sku-1", "sku-2"]
         // README example start
         let configuration = Configuration(databaseURL: databaseURL, appID: "com.example.shop", appVersion: "2.1.0")
         let logger = try NFLogger(configuration: configuration)
-        logger.logEvent(name: "ui.tap", parameters: ["button": "checkout"]) { status in print(status) }
+        logger.logEvent(name: "ui.tap", parameters: ["button": "checkout", "items": cart.count]) { status in print(status) }
         let request = logger.startEvent(name: "net.request", parameters: ["path": "/cart"])
         request.end(parameters: ["status": 200])
         // README example end
