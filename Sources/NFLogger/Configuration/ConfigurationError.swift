@@ -1,4 +1,7 @@
 /// Why a configuration was rejected. Every case names the file or the field to fix.
+///
+/// New cases may come in any minor release (see <doc:SourceStability>): a `switch` over it
+/// needs a `default`.
 public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// There is no file at this path.
     case fileNotFound(path: String)

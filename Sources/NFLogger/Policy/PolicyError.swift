@@ -1,6 +1,9 @@
 public import Foundation
 
 /// Why a policy was not applied. The last good policy stays in force.
+///
+/// New cases may come in any minor release (see <doc:SourceStability>): a `switch` over it
+/// needs a `default`.
 public enum PolicyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The document is not a JSON object.
     case invalidJSON(String)

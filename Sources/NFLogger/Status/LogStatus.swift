@@ -1,6 +1,9 @@
 public import Foundation
 
 /// What became of one logging call. Every completion handler receives exactly one.
+///
+/// Frozen by design: these four outcomes are the SDK's promise, and an exhaustive `switch` over
+/// them will keep compiling. Their reasons and errors may grow (see <doc:SourceStability>).
 public enum LogStatus: Sendable, Equatable, CustomStringConvertible {
     /// The event is committed to the SDK's SQLite database under this id. A crash of the app
     /// after this point does not lose it; it stays on the device until a collector confirms it.
@@ -29,6 +32,9 @@ public enum LogStatus: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Why an event was filtered rather than recorded.
+///
+/// New cases may come in any minor release (see <doc:SourceStability>): a `switch` over it
+/// needs a `default`.
 public enum FilterReason: Sendable, Equatable, CustomStringConvertible {
     /// ``LogMode/specific(_:)`` is in force and no pattern of its allow list selects the name.
     case notSelected

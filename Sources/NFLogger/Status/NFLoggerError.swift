@@ -1,6 +1,9 @@
 public import Foundation
 
 /// Why a logging call failed. Each case says what to fix; none of them means the app should stop.
+///
+/// New cases may come in any minor release (see <doc:SourceStability>): a `switch` over it
+/// needs a `default`.
 public enum NFLoggerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The event name breaks the naming rules (see ``NFLogger/logEvent(name:type:parameters:completion:)``).
     case invalidName(String, reason: String)

@@ -1,4 +1,7 @@
 /// Why an upload did not happen or did not succeed. Stored events are kept in every case.
+///
+/// New cases may come in any minor release (see <doc:SourceStability>): a `switch` over it
+/// needs a `default`.
 public enum UploadError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No ``Configuration/uploadURL`` is set: events stay on the device.
     case notConfigured
