@@ -28,8 +28,10 @@ let package = Package(
         .library(name: "NFLogger", targets: ["NFLogger"]),
         .library(name: "NFLogCollector", targets: ["NFLogCollector"]),
         .executable(name: "nflog-collector", targets: ["nflog-collector"]),
-        // For app developers' tests: a real collector in-process on loopback.
+        // For app developers' unit tests: a recording transport, no server; needs NFLogger only.
         .library(name: "NFLoggerTesting", targets: ["NFLoggerTesting"]),
+        // For integration tests: a real collector in-process on loopback.
+        .library(name: "NFLogCollectorTesting", targets: ["NFLogCollectorTesting"]),
         .executable(name: "nflog-demo", targets: ["nflog-demo"]),
         .executable(name: "nflog-bench", targets: ["nflog-bench"]),
         .executable(name: "nflog-fault-proxy", targets: ["nflog-fault-proxy"]),
@@ -114,7 +116,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        .target(name: "NFLoggerTesting", dependencies: ["NFLogCollector", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "NFLoggerTesting", dependencies: ["NFLogger"], swiftSettings: libraryFeatures),
+        // Its exported events are NFLoggerTesting's typed RecordedEvents.
+        .target(name: "NFLogCollectorTesting", dependencies: [
+            "NFLogCollector", "NFLoggerTesting", "NFLogSupport", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: libraryFeatures),
         .executableTarget(
             name: "nflog-demo",
             dependencies: [
@@ -129,7 +135,7 @@ let package = Package(
         .executableTarget(
             name: "nflog-bench",
             dependencies: [
-                "NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport", "FaultProxy",
+                "NFLogger", "NFLogCollectorTesting", "NFLogCollector", "NFLogSupport", "FaultProxy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks",
@@ -164,16 +170,18 @@ let package = Package(
             "NFLogger", "NFLogSupport", "CSQLite", "NFLogCollector", .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .testTarget(name: "NFLogCollectorTests", dependencies: [
-            "NFLogCollector", "NFLoggerTesting", "NFLogger", "NFLogSupport",
+            "NFLogCollector", "NFLogCollectorTesting", "NFLogger", "NFLogSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "NFLogger", "NFLoggerTesting", "NFLogCollector", "NFLogSupport", "nflog-crash-child", "FaultProxy", "nflog-fault-proxy", "nflog-collector",
+            "NFLogger", "NFLogCollectorTesting", "NFLogCollector", "NFLogSupport", "nflog-crash-child", "FaultProxy", "nflog-fault-proxy", "nflog-collector",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),  // UncheckedPolicyServer
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // Only the product and the SDK, as an app's tests would have them.
+        .testTarget(name: "NFLoggerTestingTests", dependencies: ["NFLoggerTesting", "NFLogger"]),
     ]
 )

@@ -1,6 +1,6 @@
 import FaultProxy
 import Foundation
-import NFLoggerTesting
+import NFLogCollectorTesting
 
 extension Phases {
     /// What one `nflog-crash-child deliver` run cost the SDK's process.

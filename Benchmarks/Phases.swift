@@ -1,9 +1,9 @@
 import Dispatch
 import Foundation
 import NFLogCollector
+import NFLogCollectorTesting
 import NFLogSupport
 import NFLogger
-import NFLoggerTesting
 import Synchronization
 
 /// Each benchmark phase, measured with the SDK's public API (and, for the baseline, the same

@@ -1,7 +1,7 @@
 import Foundation
 import NFLogCollector
 @testable import NFLogger
-import NFLoggerTesting
+import NFLogCollectorTesting
 import Testing
 #if canImport(Glibc)
 import Glibc

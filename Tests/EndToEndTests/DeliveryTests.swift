@@ -1,9 +1,9 @@
 import FaultProxy
 import Foundation
 import NFLogCollector
+import NFLogCollectorTesting
 import NFLogSupport
 import NFLogger
-import NFLoggerTesting
 import Testing
 
 @Suite("Delivery to a real collector")
@@ -30,10 +30,10 @@ struct DeliveryTests {
 
         // What arrived is what was logged: parameters, span durations, the context.
         let events = try await collector.exportedEvents()
-        let span = try #require(events.first { $0["kind"] as? String == "span" })
-        #expect((span["end_parameters"] as? [String: Any])?["ok"] as? Bool == true)
-        #expect((span["duration_ms"] as? Double ?? -1) >= 0)
-        #expect((span["context"] as? [String: Any])?["app_id"] as? String == "com.example.e2e")
+        let span = try #require(events.first { $0.event.kind == .span })
+        #expect(span.event.endParameters["ok"] == true)
+        #expect((span.event.duration ?? -1) >= 0)
+        #expect(span.context.appID == "com.example.e2e")
         await logger.close()
         await collector.stop()
     }
@@ -327,7 +327,7 @@ struct DeliveryTests {
         var collectorConfiguration = CollectorConfiguration()
         collectorConfiguration.json.maxStringBytes = 1_000
         let collector = try await TestCollector.start(configuration: collectorConfiguration)
-        let transport = RecordingTransport()
+        let transport = ForwardingRecorder()
         let scratch = Scratch()
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url, transport: transport))
         _ = await logger.logEvent(name: "poison.event", parameters: ["blob": String(repeating: "x", count: 5_000)])

@@ -1,8 +1,8 @@
 import FaultProxy
 import Foundation
 import NFLogCollector
+import NFLogCollectorTesting
 import NFLogger
-import NFLoggerTesting
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -79,7 +79,9 @@ struct DurabilityTests {
         let stats = try await collector.stats()
         #expect(stats.eventsStored == 50_000)
         #expect(stats.prunedOnDevices == 950_000 && stats.prunedOnDevicesByName == ["offline.point": 950_000])
-        let indices = try await collector.exportedEvents().compactMap { ($0["parameters"] as? [String: Any])?["index"] as? Int }
+        let indices = try await collector.exportedEvents().compactMap { exported -> Int64? in
+            if case .integer(let index)? = exported.event.parameters["index"] { index } else { nil }
+        }
         #expect(indices.count == 50_000 && indices.min() == 950_000 && indices.max() == 999_999, "\(indices.count) indices, \(indices.min() ?? -1)…\(indices.max() ?? -1)")
         await collector.stop()
     }
@@ -140,7 +142,7 @@ struct DurabilityTests {
         let partial = lines.count - lines.filter { UUID(uuidString: String($0)) != nil }.count
         var stored: [UUID: Int] = [:]
         for event in try await collector.exportedEvents() {
-            if let id = (event["uuid"] as? String).flatMap(UUID.init(uuidString:)) { stored[id, default: 0] += 1 }
+            stored[event.event.id, default: 0] += 1
         }
         let lost = receipted.filter { stored[$0] == nil }.count
         let duplicated = stored.values.filter { $0 > 1 }.count

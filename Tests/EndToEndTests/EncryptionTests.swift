@@ -1,8 +1,8 @@
 import Foundation
 import NFLogCollector
+import NFLogCollectorTesting
 import NFLogSupport
 import NFLogger
-import NFLoggerTesting
 import Testing
 
 /// Encryption at rest, through the real SDK, a real SQLite file and a real collector.
@@ -54,10 +54,10 @@ struct EncryptionTests {
 
         let events = try await collector.exportedEvents()
         #expect(events.count == 100)
-        let points = events.filter { $0["kind"] as? String == "point" }
-        #expect(points.count == 50 && points.allSatisfy { ($0["parameters"] as? [String: Any])?["address"] as? String == Self.marker })
-        let spans = events.filter { $0["kind"] as? String == "span" }
-        #expect(spans.allSatisfy { ($0["end_parameters"] as? [String: Any])?["result"] as? String == Self.marker })
+        let points = events.filter { $0.event.kind == .point }
+        #expect(points.count == 50 && points.allSatisfy { $0.event.parameters["address"] == .string(Self.marker) })
+        let spans = events.filter { $0.event.kind == .span }
+        #expect(spans.allSatisfy { $0.event.endParameters["result"] == .string(Self.marker) })
         await collector.stop()
     }
 
@@ -163,7 +163,7 @@ struct EncryptionTests {
         await sealed.close()
         let events = try await collector.exportedEvents()
         #expect(events.count == 41)
-        #expect(events.filter { ($0["parameters"] as? [String: Any])?["address"] as? String == Self.marker }.count == 21)
+        #expect(events.filter { $0.event.parameters["address"] == .string(Self.marker) }.count == 21)
         await collector.stop()
     }
 

@@ -1,9 +1,9 @@
 import FaultProxy
 import Foundation
 import Logging
+import NFLogCollectorTesting
 import NFLogSupport
 import NFLogger
-import NFLoggerTesting
 import Synchronization
 import Testing
 #if canImport(Glibc)
@@ -76,7 +76,7 @@ func deliverAll(_ logger: NFLogger, timeout: Duration = .seconds(30)) async -> F
 
 /// The uuids the collector stored, from its export.
 func storedIDs(_ collector: TestCollector) async throws -> [UUID] {
-    try await collector.exportedEvents().compactMap { ($0["uuid"] as? String).flatMap(UUID.init(uuidString:)) }
+    try await collector.exportedEvents().map(\.event.id)
 }
 
 /// A transport that puts faults in front of the real collector, on purpose: each request takes

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import NFLogCollector
+import NFLogCollectorTesting
 import NFLogger
-import NFLoggerTesting
 import Testing
 
 /// The SDK's own log (swift-log): quiet by default, and at every level it never carries

@@ -1,8 +1,8 @@
 import FaultProxy
 import Foundation
 import NFLogCollector
+import NFLogCollectorTesting
 import NFLogger
-import NFLoggerTesting
 import Testing
 
 /// Faults on real sockets: the SDK runs in a child process (`nflog-crash-child deliver`, so its

@@ -1,7 +1,7 @@
 import Foundation
 import NFLogCollector
+import NFLogCollectorTesting
 import NFLogger
-import NFLoggerTesting
 import Testing
 
 /// HTTPS and certificate pinning, with certificates the test makes and a real collector serving

@@ -1,9 +1,9 @@
 import Crypto
 import Foundation
 import NFLogCollector
+import NFLogCollectorTesting
 import NFLogSupport
 @testable import NFLogger
-import NFLoggerTesting
 import Synchronization
 import Testing
 
@@ -422,7 +422,7 @@ struct PolicyTests {
         let policies = PolicyDirectory()
         try policies.serve(#"{"version":1,"mode":"active","upload":{"batch_max_events":7,"gzip_level":1}}"#)
         let collector = try await startCollector(policies)
-        let transport = RecordingTransport()
+        let transport = ForwardingRecorder()
         var configuration = policyConfiguration(Scratch(), collector)
         configuration.network.transport = transport
         let logger = try NFLogger(configuration: configuration)

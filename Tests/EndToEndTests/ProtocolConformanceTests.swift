@@ -1,8 +1,8 @@
 import Foundation
 import NFLogCollector
+import NFLogCollectorTesting
 import NFLogSupport
 import NFLogger
-import NFLoggerTesting
 import Synchronization
 import Testing
 
@@ -41,7 +41,7 @@ enum SchemaCheck {
 }
 
 /// Records every request body on its way to the real collector.
-final class RecordingTransport: HTTPTransport {
+final class ForwardingRecorder: HTTPTransport {
     private let real = DefaultHTTPTransport()
     private let bodies = Mutex<[Data]>([])
     var recorded: [Data] { bodies.withLock { $0 } }
@@ -59,7 +59,7 @@ struct ProtocolConformanceTests {
           .enabled(if: SchemaCheck.available, "needs python3 with jsonschema: python3 -m pip install jsonschema"))
     func sdkBatchesValidate() async throws {
         let collector = try await TestCollector.start()
-        let transport = RecordingTransport()
+        let transport = ForwardingRecorder()
         let scratch = Scratch()
         var configuration = configuration(scratch, collector: collector.url, transport: transport)
         configuration.upload.batchMaxEvents = 40

@@ -1,5 +1,5 @@
 import Foundation
-import NFLoggerTesting
+import NFLogCollectorTesting
 import Testing
 @testable import NFLogCollector
 

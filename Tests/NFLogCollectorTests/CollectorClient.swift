@@ -1,7 +1,7 @@
 import Foundation
+import NFLogCollectorTesting
 import NFLogSupport
 import NFLogger
-import NFLoggerTesting
 
 /// Requests to a test collector over real HTTP, with a chosen app key and read token.
 struct CollectorClient {

@@ -1,8 +1,8 @@
 import Foundation
 import NFLogCollector
+import NFLogCollectorTesting
 import NFLogSupport
 import NFLogger
-import NFLoggerTesting
 import Testing
 
 @Suite("The collector over HTTP")
@@ -38,11 +38,11 @@ struct CollectorHTTPTests {
         #expect(stats.eventsByName == ["ui.tap": 2, "net.request": 1])
 
         let exported = try await collector.exportedEvents()
-        #expect(Set(exported.compactMap { $0["uuid"] as? String }) == Set(ids))
-        let span = try #require(exported.first { $0["kind"] as? String == "span" })
-        #expect(span["duration_ms"] as? Double == 250.125 && span["end"] as? Int == 1750000000250)
-        #expect((span["end_parameters"] as? [String: Any])?["status"] as? Int == 200)
-        #expect((span["context"] as? [String: Any])?["app_version"] as? String == "2.1.0")
+        #expect(Set(exported.map { $0.event.id.uuidString.lowercased() }) == Set(ids))
+        let span = try #require(exported.first { $0.event.kind == .span })
+        #expect(span.event.duration == 0.250125 && span.event.end == Date(timeIntervalSince1970: 1_750_000_000.250))
+        #expect(span.event.endParameters["status"] == 200)
+        #expect(span.context.appVersion == "2.1.0")
         await collector.stop()
     }
 

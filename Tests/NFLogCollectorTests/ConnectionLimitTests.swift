@@ -1,7 +1,7 @@
 import Foundation
 import NFLogCollector
+import NFLogCollectorTesting
 import NFLogSupport
-import NFLoggerTesting
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,8 +1,8 @@
 import Foundation
 import NFLogCollector
+import NFLogCollectorTesting
 import NFLogSupport
 import NFLogger
-import NFLoggerTesting
 import Synchronization
 import Testing
 

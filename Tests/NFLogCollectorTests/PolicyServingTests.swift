@@ -2,8 +2,8 @@ import Crypto
 import Foundation
 import Logging
 @testable import NFLogCollector
+import NFLogCollectorTesting
 import NFLogSupport
-import NFLoggerTesting
 import Synchronization
 import Testing
 

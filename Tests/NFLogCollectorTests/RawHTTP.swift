@@ -1,6 +1,6 @@
 import Foundation
+import NFLogCollectorTesting
 import NFLogSupport
-import NFLoggerTesting
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

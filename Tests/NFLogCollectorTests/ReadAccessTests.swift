@@ -1,7 +1,7 @@
 import Foundation
+import NFLogCollectorTesting
 import NFLogSupport
 import NFLogger
-import NFLoggerTesting
 import Testing
 @testable import NFLogCollector
 

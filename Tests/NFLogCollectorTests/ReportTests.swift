@@ -1,8 +1,8 @@
 import Foundation
 import NFLogCollector
+import NFLogCollectorTesting
 import NFLogSupport
 import NFLogger
-import NFLoggerTesting
 import Testing
 
 @Suite("The analysis report")
@@ -118,7 +118,7 @@ struct ReportTests {
         let decoded = try JSONDecoder().decode(AnalyticsReport.self, from: report.body)
         #expect(decoded.useCases["form.signup"]?.abandonmentRate == 0.2 && decoded.network.p95Milliseconds == 100)
 
-        let stored = try await collector.exportedEvents().compactMap { $0["uuid"] as? String }
+        let stored = try await collector.exportedEvents().map { $0.event.id.uuidString.lowercased() }
         let unknown = UUID().uuidString.lowercased()
         let lookup = try await transport.send(TransportRequest(url: collector.url.appendingPathComponent("v1/events/lookup"), method: "POST",
             headers: ["Authorization": "Bearer \(TestCollector.readToken)"],

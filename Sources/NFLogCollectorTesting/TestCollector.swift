@@ -1,10 +1,12 @@
-import Foundation
-import Logging
-import NFLogCollector
+public import Foundation
+public import Logging
+public import NFLogCollector
 import NFLogSupport
+import NFLoggerTesting
 
 /// A real collector running inside the test process on 127.0.0.1 and an ephemeral port, with its
-/// own SQLite file: for app developers' tests of their logging, and for the SDK's own.
+/// own SQLite file: for app developers' integration tests of their logging, and for the SDK's own.
+/// (For unit tests, `NFLoggerTesting`'s `RecordingTransport` needs no server.)
 ///
 /// ```swift
 /// let collector = try await TestCollector.start()
@@ -13,6 +15,7 @@ import NFLogSupport
 /// configuration.appKey = TestCollector.appKey
 /// …
 /// let stats = try await collector.stats()
+/// let names = try await collector.exportedEvents().map(\.event.name)
 /// await collector.stop()
 /// ```
 public final class TestCollector: Sendable {
@@ -84,16 +87,12 @@ public final class TestCollector: Sendable {
         try await store.stats(app: Self.app)
     }
 
-    /// Every stored event, as the export command prints them, parsed.
-    public func exportedEvents() async throws -> [[String: Any]] {
+    /// Every stored event of every app, in the order they were stored, as the export command
+    /// prints them, typed.
+    public func exportedEvents() async throws -> [ExportedEvent] {
         let lines = LineCollector()
         try await store.exportEvents(app: nil) { lines.append($0) }
-        return try lines.all.map { line in
-            guard let object = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
-                throw CocoaError(.coderReadCorrupt)
-            }
-            return object
-        }
+        return try lines.all.map { try ExportedEvent(line: $0) }
     }
 
     /// Stops serving gracefully (requests in flight complete) and closes the store.

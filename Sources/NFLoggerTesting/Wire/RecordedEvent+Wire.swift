@@ -1,0 +1,30 @@
+import Foundation
+import NFLogger
+
+extension RecordedEvent {
+    /// An event object of a batch, or a line of the collector's export (which carries the same
+    /// fields, and a few more).
+    package init(wire: WireObject) throws(WireFormatError) {
+        id = try wire.uuid("uuid")
+        sessionID = try wire.uuid("session")
+        name = try wire.string("name")
+        let kindName = try wire.string("kind")
+        guard let kind = Kind(rawValue: kindName) else {
+            throw WireFormatError(path: wire.path(of: "kind"), "must be \"point\" or \"span\", not \"\(kindName)\"")
+        }
+        self.kind = kind
+        type = try wire.string("type")
+        timestamp = try wire.date("timestamp")
+        parameters = try wire.parameters("parameters")
+        switch kind {
+        case .point:
+            end = nil
+            duration = nil
+        case .span:
+            end = try wire.date("end")
+            duration = try wire.number("duration_ms") / 1_000
+        }
+        endParameters = try wire.parameters("end_parameters")
+        isAbandoned = try wire.optionalBool("abandoned") ?? false
+    }
+}
