@@ -44,10 +44,6 @@ extension LogValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Exp
 extension LogValue: ExpressibleByStringInterpolation {}
 
 extension LogValue {
-    /// The value of any ``LogValueConvertible``, such as a dictionary of mixed values to nest
-    /// inside another: `LogValue(commonParameters)`.
-    public init(_ value: some LogValueConvertible) { self = value.logValue }
-
     /// An object of mixed values, to nest inside other parameters.
     public init(_ parameters: LogParameters) { self = .object(parameters.mapValues(\.logValue)) }
 }

@@ -7,9 +7,9 @@ public import Foundation
 /// value in force. Policies/README.md documents each field with its default and range.
 public struct Policy: Sendable, Equatable {
     /// The policy format this SDK reads.
-    public static let supportedVersion = 1
+    static let supportedVersion = 1
     /// The largest policy document accepted, in bytes.
-    public static let maxBytes = 64 * 1024
+    static let maxBytes = 64 * 1024
 
     /// The `mode` field as written; ``mode`` is what it means to the facade.
     enum Mode: String, Sendable, Equatable {

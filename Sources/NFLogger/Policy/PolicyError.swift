@@ -17,7 +17,7 @@ public enum PolicyError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownMode(String)
     /// A tag pattern in the rules is invalid.
     case invalidPattern(field: String, TagPatternError)
-    /// The document is larger than ``Policy/maxBytes``.
+    /// The document is larger than 64 KiB.
     case tooLarge(bytes: Int)
     /// `expires_at` has passed.
     case expired(Date)

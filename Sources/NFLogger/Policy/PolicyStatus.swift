@@ -25,7 +25,7 @@ public struct PolicyStatus: Sendable, Equatable {
     /// When the collector will be asked next.
     public var nextRefresh: Date?
 
-    public init(source: Source, etag: String? = nil, appliedAt: Date? = nil, lastCheck: Date? = nil,
+    init(source: Source, etag: String? = nil, appliedAt: Date? = nil, lastCheck: Date? = nil,
                 lastError: PolicyError? = nil, nextRefresh: Date? = nil) {
         self.source = source
         self.etag = etag
