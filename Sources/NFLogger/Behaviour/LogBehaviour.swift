@@ -14,6 +14,8 @@ struct AdmissionContext: Sendable {
     var insidePrivacyZone = false
     /// The install id's hash, for deterministic sampling.
     var samplingSeed: UInt64 = 0
+    /// Consent is pending: what is admitted is held on the device.
+    var consentPending = false
 }
 
 /// The strategy behind the ``NFLogger`` facade: one of ``DisabledBehaviour``,

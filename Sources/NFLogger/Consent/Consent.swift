@@ -7,7 +7,10 @@ public enum Consent: String, Sendable, Equatable, CaseIterable, CustomStringConv
     case granted
     /// Events are recorded on the device and held: nothing is uploaded (flushes report
     /// ``UploadError/consentPending``). The rolling limits still apply, and what they drop is
-    /// counted as usual. Granting uploads what was held; denying deletes it.
+    /// counted as usual. Granting uploads what was held; denying deletes it. A span ended while
+    /// consent is pending is held as a whole, its start included (its end carries data logged
+    /// without consent). An event logged while pending and not yet written when consent is
+    /// denied completes with ``FilterReason/consentDenied``.
     case pending
     /// Nothing is recorded: calls complete with ``FilterReason/consentDenied``. Events held while
     /// consent was pending are deleted. Events recorded while it was granted are still uploaded:

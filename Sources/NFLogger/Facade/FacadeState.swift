@@ -1,16 +1,15 @@
 import Atomics
 
-
 /// Everything a logging call reads before it decides, kept under one lock in the facade: the
 /// behaviour (built from the modes and the policy), and the privacy-zone verdict for the app's
 /// last location. Changing any input rebuilds the derived values in the same critical section.
 ///
 /// Three inputs decide the mode:
-/// - the configuration's mode, the baseline when no policy is in force;
-/// - the policy's mode, which replaces that baseline while the policy is in force;
-/// - the app's own choice at runtime (``NFLogger/mode``), combined with the other two so that the
-///   more restrictive wins: a user's opt-out survives any policy, and an operator's kill switch
-///   survives any app setting.
+/// - the configuration's mode: the mode the logger starts in, until the app chooses one;
+/// - the policy's mode, while a policy is in force;
+/// - the app's own choice at runtime (``NFLogger/mode``), which replaces the configuration's (the
+///   same party set both) and combines with the policy's so that the more restrictive wins: a
+///   user's opt-out survives any policy, and an operator's kill switch survives any app setting.
 struct FacadeState {
     private(set) var configuredMode: LogMode
     private(set) var appMode: LogMode?
@@ -58,8 +57,9 @@ struct FacadeState {
     }
 
     private mutating func rebuild() {
+        context.consentPending = consent == .pending
         behaviour = consent == .denied ? DisabledBehaviour(reason: .consentDenied)
-            : makeBehaviour(base: baseMode, app: appMode, policyRules: policy?.sharedRules ?? .none,
+            : makeBehaviour(base: policy?.mode ?? (appMode == nil ? configuredMode : .active), app: appMode, policyRules: policy?.sharedRules ?? .none,
                             sdkBelowMinimum: policy?.excludesThisSDK ?? false)
         if let location, let zones = policy?.privacyZones, !zones.isEmpty {
             context.insidePrivacyZone = zones.contains { $0.contains(latitude: location.latitude, longitude: location.longitude) }

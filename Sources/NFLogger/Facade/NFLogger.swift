@@ -138,12 +138,21 @@ public final class NFLogger: Sendable {
         set { setConsent(newValue) }
     }
 
-    /// Sets ``consent`` and reports, once it is saved and applied, how many held events a
-    /// denial deleted (0 otherwise).
+    /// Sets ``consent`` and reports, once the calls made before it are written and it is saved,
+    /// how many held events a denial deleted (0 otherwise). If the database refused the change
+    /// just then (busy, full), it says 0: the release or deletion is owed, done at the next
+    /// write, and counted in ``Diagnostics/consentDeletedEvents``; a logger started later applies
+    /// the saved consent to what an earlier run held. Concurrent calls take effect in one order,
+    /// the same for the facade, the database and the saved file.
     public func setConsent(_ consent: Consent, completion: (@Sendable (_ deletedEvents: Int) -> Void)? = nil) {
-        store.update { $0.setConsent(consent) }
+        // Queued inside the facade's lock: concurrent changes reach the queue (and the saved
+        // file) in the order the facade took them. Lock order: the facade's, then the queue's.
+        let requests = self.requests, databaseURL = configuration.databaseURL
+        store.update { state in
+            state.setConsent(consent)
+            requests.setConsent(consent, databaseURL: databaseURL, completion: completion)
+        }
         configuration.logger.debug("consent changed", metadata: ["consent": "\(consent)"])
-        requests.setConsent(consent, databaseURL: configuration.databaseURL, completion: completion)
     }
 
     // MARK: Location
@@ -204,8 +213,12 @@ public final class NFLogger: Sendable {
 
     @inline(never)
     private func logAdmissible(name: String, type: String, parameters: LogParameters, completion: LogCompletion?) {
-        if let refusal = refusal(name: name, type: type) { return completions.finish(refusal, completion) }
-        _ = requests.submit(draft(.point, name: name, type: type), parameters: parameters, completion: completion)
+        switch verdict(name: name, type: type) {
+        case .refuse(let status): completions.finish(status, completion)
+        case .admit(let whilePending):
+            _ = requests.submit(draft(.point, name: name, type: type, whilePending: whilePending),
+                                parameters: parameters, completion: completion)
+        }
     }
 
     // MARK: Spans
@@ -219,11 +232,15 @@ public final class NFLogger: Sendable {
     @discardableResult
     public func startEvent(name: String, type: String = "event", parameters: LogParameters = [:],
                            completion: LogCompletion? = nil) -> SpanHandle {
-        if let refusal = refusal(name: name, type: type) {
+        let whilePending: Bool
+        switch verdict(name: name, type: type) {
+        case .refuse(let refusal):
             completions.finish(refusal, completion)
             return SpanHandle(id: UUID(), name: name, start: SpanHandle.Start(refusal: refusal), logger: self)
+        case .admit(let pending): whilePending = pending
         }
-        if let id = requests.submit(draft(.span, name: name, type: type), parameters: parameters, completion: completion) {
+        if let id = requests.submit(draft(.span, name: name, type: type, whilePending: whilePending),
+                                    parameters: parameters, completion: completion) {
             return SpanHandle(id: id, name: name, start: .started, logger: self)
         }
         return SpanHandle(id: UUID(), name: name, start: .notStored, logger: self)
@@ -237,12 +254,13 @@ public final class NFLogger: Sendable {
     /// nothing.
     public func endEvent(id: UUID, parameters: LogParameters = [:], completion: LogCompletion? = nil) {
         if store.refusesEveryCall { return completions.finish(.disabled, completion) }
-        switch store.read({ $0.behaviour.admitSpanEnd(context: $0.context) }) {
+        let (admission, whilePending) = store.read { ($0.behaviour.admitSpanEnd(context: $0.context), $0.context.consentPending) }
+        switch admission {
         case .disable: return completions.finish(.disabled, completion)
         case .filter(let reason): return completions.finish(.filtered(reason), completion)
         case .record: break
         }
-        let end = SpanEnd(id: id, wallMilliseconds: clock.wallMilliseconds(),
+        let end = SpanEnd(id: id, loggedWhilePending: whilePending, wallMilliseconds: clock.wallMilliseconds(),
                           monotonicNanoseconds: clock.monotonicNanoseconds())
         requests.submit(end, parameters: parameters, completion: completion)
     }
@@ -320,32 +338,39 @@ public final class NFLogger: Sendable {
 
     // MARK: The caller's-thread path
 
-    /// Asks the behaviour and validates: the status to complete with at once, or `nil` to go on.
+    private enum Verdict {
+        case refuse(LogStatus)
+        /// Go on; `whilePending`: consent was pending, so the event is held.
+        case admit(whilePending: Bool)
+    }
+
+    /// Asks the behaviour and validates: the status to complete with at once, or go on.
     /// The behaviour decides inside the facade's lock, where it lives, so a call never copies it
     /// (a copy retains and releases its rules: a fifth of the Disabled path's instructions).
     @inline(__always)
-    private func refusal(name: String, type: String) -> LogStatus? {
-        if store.refusesEveryCall { return .disabled }
+    private func verdict(name: String, type: String) -> Verdict {
+        if store.refusesEveryCall { return .refuse(.disabled) }
         do throws(NFLoggerError) {
-            let admission = try store.read { (state) throws(NFLoggerError) -> Admission in
-                try state.behaviour.admit(name: name, context: state.context)
+            let (admission, whilePending) = try store.read { (state) throws(NFLoggerError) -> (Admission, Bool) in
+                (try state.behaviour.admit(name: name, context: state.context), state.context.consentPending)
             }
             switch admission {
             case .record: break
-            case .disable: return .disabled
-            case .filter(let reason): return .filtered(reason)
+            case .disable: return .refuse(.disabled)
+            case .filter(let reason): return .refuse(.filtered(reason))
             }
             if type != "event" { try EventName.validateType(type) }
-            return nil
+            return .admit(whilePending: whilePending)
         } catch {
-            return .failed(error)
+            return .refuse(.failed(error))
         }
     }
 
     /// Stamps an admitted event with both clocks; the parameters are encoded on the queue.
     @inline(__always)
-    private func draft(_ kind: EventKind, name: String, type: String) -> EventDraft {
+    private func draft(_ kind: EventKind, name: String, type: String, whilePending: Bool) -> EventDraft {
         EventDraft(kind: kind, name: name, type: type,
-                   wallMilliseconds: clock.wallMilliseconds(), monotonicNanoseconds: clock.monotonicNanoseconds())
+                   wallMilliseconds: clock.wallMilliseconds(), monotonicNanoseconds: clock.monotonicNanoseconds(),
+                   loggedWhilePending: whilePending)
     }
 }

@@ -15,7 +15,8 @@ extension Dictionary where Key == String, Value == any LogValueConvertible {
         parameters.reserveCapacity(jsonObject.count)
         for (key, value) in jsonObject {
             do {
-                parameters[key] = try JSONObjectConversion.value(value, depth: 1)
+                // Depth as the encoder counts it: the parameters object is level 1.
+                parameters[key] = try JSONObjectConversion.value(value, depth: 2)
             } catch {
                 throw error.under(key).loggerError
             }
@@ -28,14 +29,14 @@ extension Dictionary where Key == String, Value == any LogValueConvertible {
 /// that arrives untyped (the JavaScript bridge, decoded files), never on the log call's path.
 enum JSONObjectConversion {
     static func value(_ value: Any, depth: Int) throws(ParameterFailure) -> LogValue {
-        guard depth <= ParameterEncoder.maxDepth else {
-            throw ParameterFailure(path: [], reason: "nested deeper than \(ParameterEncoder.maxDepth) levels")
-        }
+        // A Swift Float would bridge to NSNumber below and lose its shortest text.
+        if type(of: value) == Float.self, let float = value as? Float { return float.logValue }
         switch value {
         case let string as String: return .string(string)
         case let number as NSNumber: return try self.number(number)
         case is NSNull: return .null
         case let array as [Any]:
+            try checkDepth(depth)
             var elements: [LogValue] = []
             elements.reserveCapacity(array.count)
             for (index, element) in array.enumerated() {
@@ -43,6 +44,7 @@ enum JSONObjectConversion {
             }
             return .array(elements)
         case let object as [String: Any]:
+            try checkDepth(depth)
             var members: [String: LogValue] = [:]
             members.reserveCapacity(object.count)
             for (key, member) in object {
@@ -53,6 +55,13 @@ enum JSONObjectConversion {
             return convertible.logValue
         default:
             throw ParameterFailure(path: [], reason: "values of type \(type(of: value)) are not JSON-compatible")
+        }
+    }
+
+    /// Containers only, as the encoder checks: a scalar adds no level.
+    private static func checkDepth(_ depth: Int) throws(ParameterFailure) {
+        guard depth <= ParameterEncoder.maxDepth else {
+            throw ParameterFailure(path: [], reason: "nested deeper than \(ParameterEncoder.maxDepth) levels")
         }
     }
 

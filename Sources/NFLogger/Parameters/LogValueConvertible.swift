@@ -30,18 +30,38 @@ public typealias LogParameters = [String: any LogValueConvertible]
 public protocol LogValueConvertible: Sendable {
     /// The value as JSON. Read on the logger's queue, once per call.
     var logValue: LogValue { get }
+    /// About how many bytes the value takes as JSON, for the bound on what waits in memory for
+    /// the logger's queue (``Configuration/Limits/maxPendingBytes``). Read on the caller's
+    /// thread, so it must be cheap: the standard types look at a string's length and a
+    /// container's first element, never walk the whole. Default: 16.
+    var approximateJSONBytes: Int { get }
+}
+
+extension LogValueConvertible {
+    public var approximateJSONBytes: Int { 16 }
 }
 
 extension LogValue: LogValueConvertible {
     public var logValue: LogValue { self }
+
+    public var approximateJSONBytes: Int {
+        switch self {
+        case .string(let string): string.utf8.count + 2
+        case .array(let elements): 2 + elements.count * (1 + (elements.first?.approximateJSONBytes ?? 0))
+        case .object(let members): 2 + members.count * (16 + (members.first?.value.approximateJSONBytes ?? 0))
+        case .integer, .double, .bool, .null: 16
+        }
+    }
 }
 
 extension String: LogValueConvertible {
     public var logValue: LogValue { .string(self) }
+    public var approximateJSONBytes: Int { utf8.count + 2 }
 }
 
 extension Substring: LogValueConvertible {
     public var logValue: LogValue { .string(String(self)) }
+    public var approximateJSONBytes: Int { utf8.count + 2 }
 }
 
 extension Bool: LogValueConvertible {
@@ -95,12 +115,17 @@ extension UInt32: LogValueConvertible {
 extension Optional: LogValueConvertible where Wrapped: LogValueConvertible {
     /// `nil` is JSON `null`.
     public var logValue: LogValue { map(\.logValue) ?? .null }
+    public var approximateJSONBytes: Int { self?.approximateJSONBytes ?? 4 }
 }
 
 extension Array: LogValueConvertible where Element: LogValueConvertible {
     public var logValue: LogValue { .array(map(\.logValue)) }
+    /// The first element's size times the count: O(1).
+    public var approximateJSONBytes: Int { 2 + count * (1 + (first?.approximateJSONBytes ?? 0)) }
 }
 
 extension Dictionary: LogValueConvertible where Key == String, Value: LogValueConvertible {
     public var logValue: LogValue { .object(mapValues(\.logValue)) }
+    /// The first member's size times the count: O(1).
+    public var approximateJSONBytes: Int { 2 + count * (16 + (first?.value.approximateJSONBytes ?? 0)) }
 }

@@ -74,6 +74,8 @@ final class RequestManager: @unchecked Sendable {
         // then send whatever a previous run left behind.
         queue.async {
             _ = try? self.database.openIfNeeded()
+            // Rows an earlier run held follow the consent in force now (released or deleted).
+            _ = self.database.write([StorageRequest]())
             self.database.enforceLimits(includingAge: true)
             self.uploader?.start()
             self.scheduleMaintenance(every: Self.maintenanceInterval)
@@ -89,11 +91,15 @@ final class RequestManager: @unchecked Sendable {
         case refused(NFLoggerError)
     }
 
-    /// What a call costs the in-memory queue, for its byte bound. The parameters are not
-    /// measured on the caller's thread: the queue holds the app's own values (strings share
-    /// their storage), so each is counted at a flat size and the encoded size is checked later.
+    /// What a call costs the in-memory queue, for its byte bound: the parameters as each value
+    /// estimates its JSON (``LogValueConvertible/approximateJSONBytes``, O(1) per value), since
+    /// they are encoded only on the queue.
     private static func approximateBytes(name: String, type: String, parameters: LogParameters) -> Int {
-        96 + name.utf8.count + type.utf8.count + 64 * parameters.count
+        var bytes = 96 + name.utf8.count + type.utf8.count + 24 * parameters.count
+        // About 170 instructions a value (copying each existential out of the dictionary is most
+        // of it); a walk through the indices was no cheaper.
+        for value in parameters.values { bytes += value.approximateJSONBytes }
+        return bytes
     }
 
     /// Queues a point event or the start of a span.
@@ -142,10 +148,11 @@ final class RequestManager: @unchecked Sendable {
     }
 
     /// Appends under the lock. Returns whether the caller must schedule a drain.
-    private static func append(_ request: StorageRequest, _ parameters: LogParameters, _ completion: LogCompletion?,
-                               cost: Int, to state: inout PendingState) -> Bool {
-        state.items.append(PendingRequest(request: request, parameters: parameters, completion: completion))
+    private static func append(_ request: consuming StorageRequest, _ parameters: consuming LogParameters,
+                               _ completion: LogCompletion?, cost: Int, to state: inout PendingState) -> Bool {
         if request.isLoggingCall { state.eventCount += 1 }
+        // Moved, not copied, into the queue: a copy retained and released every string in it.
+        state.items.append(PendingRequest(request: request, parameters: parameters, completion: completion))
         state.bytes += cost
         guard !state.drainScheduled else { return false }
         state.drainScheduled = true
@@ -181,27 +188,35 @@ final class RequestManager: @unchecked Sendable {
 
     // MARK: Consent
 
-    /// Applies a consent change in order with the calls made before it: events logged before it
-    /// keep the consent they were logged under. Then saves it, gates the uploads, and reports
-    /// how many held events a denial deleted.
+    /// Queues a consent change in order with the calls made before it: events logged before it
+    /// keep the consent they were logged under. Once written (``finishConsent(_:_:)``), it is
+    /// saved, gates the uploads, and the completion learns how many held events a denial deleted.
+    /// A closed logger changes nothing: the completion gets 0.
     func setConsent(_ consent: Consent, databaseURL: URL, completion: (@Sendable (Int) -> Void)?) {
-        let receipt = ConsentReceipt()
-        let scheduleDrain = pending.withLock { state -> Bool in
-            guard !state.closed else { return false }
+        let receipt = ConsentReceipt(databaseURL: databaseURL, completion: completion)
+        let outcome = pending.withLock { state -> Bool? in
+            guard !state.closed else { return nil }
             return Self.append(.consent(consent, receipt), [:], nil, cost: 0, to: &state)
         }
-        if scheduleDrain { queue.async { self.drain() } }
-        let completionQueue = completions.queue
-        queue.async {
-            self.drain()
-            do { try ConsentFile.save(consent, forDatabase: databaseURL) } catch {
-                self.logger.error("the consent could not be saved; it applies until the app restarts", metadata: ["error": "\(error)"])
-            }
-            self.uploader?.setConsent(consent)
-            let deleted = receipt.deletedEvents
-            if deleted > 0 { self.logger.info("consent denied: held events deleted", metadata: ["events": "\(deleted)"]) }
-            if let completion { completionQueue.async { completion(deleted) } }
+        switch outcome {
+        case nil:
+            logger.warning("consent set on a closed logger: not saved")
+            if let completion { completions.queue.async { completion(0) } }
+        case true?: queue.async { self.drain() }
+        case false?: break
         }
+    }
+
+    /// After the write that carried a consent change (whether its effect on the held rows
+    /// committed or is owed to the next write): save it, gate the uploads, tell the app.
+    private func finishConsent(_ consent: Consent, _ receipt: ConsentReceipt) {
+        do { try ConsentFile.save(consent, forDatabase: receipt.databaseURL) } catch {
+            logger.error("the consent could not be saved; it applies until the app restarts", metadata: ["error": "\(error)"])
+        }
+        uploader?.setConsent(consent)
+        let deleted = receipt.deletedEvents
+        if deleted > 0 { logger.info("consent denied: held events deleted", metadata: ["events": "\(deleted)"]) }
+        if let completion = receipt.completion { completions.queue.async { completion(deleted) } }
     }
 
     // MARK: The queue's side
@@ -225,9 +240,15 @@ final class RequestManager: @unchecked Sendable {
             }
             guard hasWork else {
                 spare = batch
+                // A consent change whose effect on the held rows failed to commit (a busy or
+                // full database) is retried whenever the queue has caught up.
+                if database.owesConsent { _ = database.write([StorageRequest]()) }
                 return
             }
             let statuses = encodeAndWrite(&batch)
+            for item in batch {
+                if case .consent(let consent, let receipt) = item.request { finishConsent(consent, receipt) }
+            }
             var delivered: [(LogCompletion, LogStatus)] = []
             delivered.reserveCapacity(batch.count)
             var recorded = 0
@@ -290,6 +311,7 @@ final class RequestManager: @unchecked Sendable {
     /// and gives space back to the disk: the Pruner's periodic pass, on the queue.
     func maintain() {
         queue.async {
+            if self.database.owesConsent { _ = self.database.write([StorageRequest]()) }
             self.database.enforceLimits(includingAge: true)
         }
     }

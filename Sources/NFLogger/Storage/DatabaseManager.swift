@@ -29,6 +29,8 @@ final class DatabaseManager {
     var prunedEvents: Int { limitEnforcer.prunedEvents }
     /// Events held while consent was pending and deleted when it was denied, since the logger started.
     var consentDeletedEvents: Int { writer.consentDeletedEvents }
+    /// A consent change has yet to reach the held rows (its transaction failed).
+    var owesConsent: Bool { writer.owesConsent }
     var abandonedSpans: Int { limitEnforcer.abandonedSpans }
     /// A reset found while writing, to note in the fresh database once it is open.
     private var pendingResetNote: String?

@@ -18,6 +18,9 @@ struct EventDraft: Sendable {
     var parameters: [UInt8]? = nil
     let wallMilliseconds: Int64
     let monotonicNanoseconds: UInt64
+    /// Consent was pending when the call was admitted: the event is held (or, if consent was
+    /// denied before it is written, dropped).
+    var loggedWhilePending = false
 }
 
 /// A point event or the start of a span, ready for its table.
@@ -32,6 +35,8 @@ struct EventRecord: Sendable {
 /// The end of a span, matched to its start by id on the RequestManager's queue.
 struct SpanEnd: Sendable {
     let id: UUID
+    /// Consent was pending when the end was admitted (see ``EventDraft/loggedWhilePending``).
+    var loggedWhilePending = false
     /// The parameters as a JSON object, or `nil` when there are none (set on the queue).
     var parameters: [UInt8]? = nil
     let wallMilliseconds: Int64
@@ -65,11 +70,20 @@ enum StorageRequest: Sendable {
     }
 }
 
-/// What a consent change did on the queue, for the app's completion.
-/// Invariant: written only on the RequestManager's queue, read there after the write.
+/// A consent change on its way through the queue: where to save it, whom to tell, and what
+/// it deleted.
+/// Invariant (why it may be `@unchecked Sendable`): `deletedEvents` is written and read only on
+/// the RequestManager's queue; the rest is immutable.
 final class ConsentReceipt: @unchecked Sendable {
-    /// Events held while consent was pending that the change deleted.
+    let databaseURL: URL
+    let completion: (@Sendable (Int) -> Void)?
+    /// Events held while consent was pending that the change deleted (once committed).
     var deletedEvents = 0
+
+    init(databaseURL: URL, completion: (@Sendable (Int) -> Void)?) {
+        self.databaseURL = databaseURL
+        self.completion = completion
+    }
 }
 
 extension UUID {

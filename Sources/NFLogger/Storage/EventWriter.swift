@@ -16,15 +16,23 @@ final class EventWriter {
     /// Counts each event inserted, for the row limit.
     private let limitEnforcer: LimitEnforcer
     private let owner: QueueOwner
-    /// The consent in force for what is written now: set by the consent requests, in order
-    /// with the events, so an event is held if and only if consent was pending when it was logged.
+    /// The consent the app last set, as far as the requests written so far go (in order with
+    /// the events): what an event logged while consent was pending meets when it is written.
     private(set) var consent: Consent
-    /// Held events deleted because consent was denied, since the logger started.
+    /// Held events deleted because consent was denied, since the logger started (committed).
     private(set) var consentDeletedEvents = 0
+    /// Consent changes whose effect on the held rows is not committed yet, in order: applied
+    /// first in the next transaction when theirs failed (a busy or full database). At start, the
+    /// consent in force, so rows held by an earlier run follow it (released if granted, deleted
+    /// if denied) even if the app never sets it again.
+    private var owedConsent: [(Consent, ConsentReceipt?)]
+    /// What this transaction's consent changes deleted, made final when it commits.
+    private var uncommittedDeletions: [(ConsentReceipt?, Int)] = []
 
     init(owner: QueueOwner, properties: StandardProperties, limitEnforcer: LimitEnforcer, consent: Consent) {
         self.owner = owner
         self.consent = consent
+        self.owedConsent = [(consent, nil)]
         self.contextJSON = properties.canonicalJSON()
         self.limitEnforcer = limitEnforcer
     }
@@ -37,13 +45,45 @@ final class EventWriter {
         owner.check()
         var statuses: [LogStatus] = []
         statuses.reserveCapacity(requests.count)
-        try db.connection.transaction { () throws(SQLiteError) in
-            for request in requests {
-                statuses.append(try apply(request, db, limits))
+        uncommittedDeletions = []
+        let owed = owedConsent
+        do {
+            try db.connection.transaction { () throws(SQLiteError) in
+                for (consent, receipt) in owed { uncommittedDeletions.append((receipt, try reconcile(consent, db))) }
+                for request in requests {
+                    statuses.append(try apply(request, db, limits))
+                }
             }
+        } catch {
+            // Nothing committed (the failure may have come before any request was applied): this
+            // batch's consent changes are owed too, after the older ones, and the consent for
+            // what is written next is the last one the app set.
+            for request in requests {
+                if case .consent(let consent, let receipt) = request {
+                    owedConsent.append((consent, receipt))
+                    self.consent = consent
+                }
+            }
+            uncommittedDeletions = []
+            throw error
+        }
+        // Committed: the consent changes took effect.
+        owedConsent = []
+        var deleted = 0
+        for (receipt, count) in uncommittedDeletions {
+            receipt?.deletedEvents += count
+            deleted += count
+        }
+        uncommittedDeletions = []
+        if deleted > 0 {
+            consentDeletedEvents += deleted
+            try? limitEnforcer.recount(db)  // its estimate of the stored rows; a failure only delays pruning
         }
         return statuses
     }
+
+    /// Whether a consent change still has to be applied to the held rows.
+    var owesConsent: Bool { !owedConsent.isEmpty }
 
     /// Row ids learned inside a failed transaction were rolled back with it, and those of a
     /// dropped connection may belong to a file moved aside.
@@ -56,14 +96,21 @@ final class EventWriter {
     private func apply(_ request: StorageRequest, _ db: OpenDatabase, _ limits: StorageLimits) throws(SQLiteError) -> LogStatus {
         switch request {
         case .event(var event):
-            event.held = consent == .pending
+            // Logged while consent was pending: held if it still is, released if it was granted
+            // meanwhile, and never written if it was denied meanwhile.
+            if event.draft.loggedWhilePending {
+                if consent == .denied { return .filtered(.consentDenied) }
+                event.held = consent == .pending
+            }
             let session = try sessionRowID(event.session, db)
             let priority = limits.priorities.isEmpty ? 0 : limits.priority(for: event.draft.name)
             try db.tables.table(for: event.draft.kind).insert(event, sessionRowID: session, priority: priority)
             limitEnforcer.countInserted()
             return .recorded(event.id)
         case .endSpan(let end):
-            switch try db.tables.spans.end(end) {
+            // An end logged while pending holds its span (start included) until consent is given.
+            if end.loggedWhilePending && consent == .denied { return .filtered(.consentDenied) }
+            switch try db.tables.spans.end(end, held: end.loggedWhilePending && consent == .pending) {
             case .ended: return .recorded(end.id)
             case .unknown: return .failed(.unknownSpan(end.id))
             case .alreadyEnded: return .failed(.spanAlreadyEnded(end.id))
@@ -75,15 +122,15 @@ final class EventWriter {
             try db.sessions.setEnded(session, at: nil)
             return .recorded(session.id)
         case .consent(let consent, let receipt):
-            receipt.deletedEvents = try apply(consent, db)
+            self.consent = consent
+            uncommittedDeletions.append((receipt, try reconcile(consent, db)))
             return .disabled  // not a logging call: no status is delivered
         }
     }
 
-    /// Granting releases the held events for upload; denying deletes them. Returns how many
-    /// were deleted.
-    private func apply(_ consent: Consent, _ db: OpenDatabase) throws(SQLiteError) -> Int {
-        self.consent = consent
+    /// Brings the held rows into line with a consent: granting releases them for upload, denying
+    /// deletes them. Idempotent. Returns how many were deleted.
+    private func reconcile(_ consent: Consent, _ db: OpenDatabase) throws(SQLiteError) -> Int {
         switch consent {
         case .pending:
             return 0
@@ -96,8 +143,6 @@ final class EventWriter {
             var deleted = Int(db.connection.changes)
             try db.connection.execute("DELETE FROM span_events WHERE held = 1")
             deleted += Int(db.connection.changes)
-            consentDeletedEvents += deleted
-            if deleted > 0 { try limitEnforcer.recount(db) }  // its estimate of the stored rows
             return deleted
         }
     }

@@ -23,7 +23,7 @@ final class SpanEventTable: UploadableEventTable {
             SELECT id, start_ms, start_mono_ns, clock_epoch, end_ms FROM span_events WHERE uuid = ?
             """)
         endStatement = try connection.prepare("""
-            UPDATE span_events SET end_ms = ?, duration_ns = ?, end_parameters = ? WHERE id = ?
+            UPDATE span_events SET end_ms = ?, duration_ns = ?, end_parameters = ?, held = max(held, ?) WHERE id = ?
             """)
         // Only ended spans travel; an open span waits for its end (or, later, its timeout).
         queries = try EventTableQueries(
@@ -49,7 +49,8 @@ final class SpanEventTable: UploadableEventTable {
     }
 
     /// Completes an open span. Changes nothing if the span is unknown or already ended.
-    func end(_ end: SpanEnd) throws(SQLiteError) -> EndOutcome {
+    /// Ends the span; `held` holds its row back from upload (an end logged while consent is pending).
+    func end(_ end: SpanEnd, held: Bool = false) throws(SQLiteError) -> EndOutcome {
         let find = findStatement
         defer { find.reset() }
         try find.bind(end.id, at: 1)
@@ -76,7 +77,8 @@ final class SpanEventTable: UploadableEventTable {
         try update.bind(end.wallMilliseconds, at: 1)
         try update.bind(duration, at: 2)
         try update.bindParameters(end.parameters, id: end.id, slot: .endParameters, cipher: cipher, at: 3)
-        try update.bind(rowID, at: 4)
+        try update.bind(Int64(held ? 1 : 0), at: 4)
+        try update.bind(rowID, at: 5)
         try update.run()
         return .ended
     }
