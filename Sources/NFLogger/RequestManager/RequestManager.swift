@@ -257,11 +257,14 @@ final class RequestManager: @unchecked Sendable {
                 if status.isRecorded { recorded += 1 }
                 if let completion = item.completion { delivered.append((completion, status)) }
             }
+            // Written: no longer in flight, before the completions can let the app log more (a
+            // producer waiting on them refilled the queue while an upload the write triggered
+            // was still being prepared, and met a bound these events no longer occupied).
+            pending.withLock { ($0.inFlightEvents, $0.inFlightBytes) = (0, 0) }
             completions.finish(batch: delivered)
             // Counts only: never a name or a parameter.
             logger.trace("wrote a transaction", metadata: ["requests": "\(batch.count)", "recorded": "\(recorded)"])
             if recorded > 0 { uploader?.recorded(recorded) }
-            pending.withLock { ($0.inFlightEvents, $0.inFlightBytes) = (0, 0) }
             batch.removeAll(keepingCapacity: true)
             spare = batch
         }
