@@ -122,6 +122,31 @@ struct ValidationTests {
         }
     }
 
+    @Test("A large drain is encoded on every core: the bad parameters among 4,000 calls fail alone, the rest are recorded, in order")
+    func largeDrainEncodedInParallel() async throws {
+        let directory = TemporaryDirectory()
+        let logger = try NFLogger(configuration: directory.configuration())
+        let calls = 4_000
+        let statuses = Lock<[Int: LogStatus]>([:])
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let remaining = Lock(calls)
+            for index in 0..<calls {
+                // Logged without waiting, so drains take hundreds at once (past the parallel threshold).
+                let ratio = index % 100 == 7 ? Double.nan : Double(index)
+                logger.logEvent(name: "bulk.event", parameters: ["index": index, "ratio": ratio, "tag": "t\(index)"]) { status in
+                    statuses.withLock { $0[index] = status }
+                    if remaining.withLock({ $0 -= 1; return $0 }) == 0 { done.resume() }
+                }
+            }
+        }
+        let all = statuses.withLock { $0 }
+        let failed = all.filter { $0.value.failure != nil }
+        #expect(Set(failed.keys) == Set((0..<calls).filter { $0 % 100 == 7 }))
+        #expect(failed.values.allSatisfy { $0 == .failed(.invalidParameter(key: "ratio", reason: "nan is not a finite number; JSON has no NaN or infinity")) })
+        let diagnostics = await logger.diagnostics()
+        #expect(diagnostics.storedPointEvents == calls - calls / 100 && diagnostics.recorded == calls - calls / 100)
+    }
+
     @Test("Nesting deeper than 32 levels is refused")
     func tooDeep() async throws {
         let directory = TemporaryDirectory()

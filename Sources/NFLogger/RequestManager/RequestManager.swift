@@ -31,8 +31,9 @@ final class RequestManager: @unchecked Sendable {
 
     struct PendingRequest: Sendable {
         var request: StorageRequest
-        /// The app's parameters, encoded into `request` on the queue just before the write.
-        let parameters: LogParameters
+        /// The app's parameters, encoded into `request` on the queue just before the write (and
+        /// let go of then).
+        var parameters: LogParameters
         let completion: LogCompletion?
     }
 
@@ -274,14 +275,7 @@ final class RequestManager: @unchecked Sendable {
     /// A request whose parameters fail (a non-finite double, too many bytes) fails alone.
     /// - Returns: one status per request, in order.
     private func encodeAndWrite(_ batch: inout [PendingRequest]) -> [LogStatus] {
-        var failures: [Int: NFLoggerError] = [:]
-        for index in batch.indices where !batch[index].parameters.isEmpty {
-            do {
-                batch[index].request.setParameters(try encoder.encode(batch[index].parameters))
-            } catch {
-                failures[index] = error
-            }
-        }
+        let failures = ParameterEncoding.encode(&batch, with: encoder)
         if failures.isEmpty { return database.write(batch.lazy.map(\.request)) }
         let writable = batch.indices.filter { failures[$0] == nil }.map { batch[$0].request }
         var written = database.write(writable).makeIterator()
