@@ -1,0 +1,142 @@
+import Foundation
+
+/// A mergeable quantile sketch with a relative-error guarantee: DDSketch's log-bucketed scheme
+/// (Masson, Rim and Lee, VLDB 2019), what aggregates carry for each numeric parameter.
+///
+/// A value `x > 0` goes into bucket `ceil(log_γ x)` with `γ = (1 + α) / (1 − α)`; the bucket's
+/// representative `2γ^i / (γ + 1)` is within `α` of every value in it, so any quantile is
+/// returned within relative error `α` of the exact value at the same rank (as long as its bucket
+/// was not collapsed, below). Negative values use the same buckets on `|x|`; values closer to 0
+/// than ``minIndexable`` are counted apart as zeros.
+///
+/// Why this sketch: its error is relative, the right kind for latencies and frame times whose
+/// tails span orders of magnitude; merging is adding counts, so it is exact, associative and
+/// independent of the order values arrive in (t-digest and KLL are neither); and its size grows
+/// with the log of the range, not with the count.
+///
+/// Size bound: at most ``maxBuckets`` buckets per sign (1% accuracy covers a range of 10^17 in
+/// 2,048 buckets; 1 µs to 1 hour takes ~1,100). Past it the lowest buckets are collapsed into
+/// one, as DDSketch's collapsing store does, so the error stays within `α` for every quantile
+/// above the collapsed range. A full sketch holds 2 × 2,048 counts: at most 32 KiB in memory.
+package struct QuantileSketch: Sendable, Equatable, Codable {
+    /// The relative accuracy: 1%.
+    package static let relativeAccuracy = 0.01
+    package static let gamma = (1 + relativeAccuracy) / (1 - relativeAccuracy)
+    private static let logGamma = log(gamma)
+    /// Smaller magnitudes count as zero (below any latency or measurement the SDK carries).
+    package static let minIndexable = 1e-9
+    package static let maxBuckets = 2_048
+
+    package private(set) var positive = BucketStore()
+    package private(set) var negative = BucketStore()
+    package private(set) var zeroCount: UInt64 = 0
+
+    package init() {}
+
+    package var count: UInt64 { positive.total + negative.total + zeroCount }
+
+    /// Adds one value. Not finite: ignored (the caller has refused it already).
+    package mutating func add(_ value: Double) {
+        guard value.isFinite else { return }
+        if abs(value) < Self.minIndexable {
+            zeroCount += 1
+        } else if value > 0 {
+            positive.add(Self.index(value))
+        } else {
+            negative.add(Self.index(-value))
+        }
+    }
+
+    /// Adds every count of `other`: the result is the sketch of both sets of values, whatever
+    /// the order they were added or merged in.
+    package mutating func merge(_ other: QuantileSketch) {
+        positive.merge(other.positive)
+        negative.merge(other.negative)
+        zeroCount += other.zeroCount
+    }
+
+    /// The value at quantile `q` (0…1): within ``relativeAccuracy`` of the exact value of rank
+    /// `floor(q × (count − 1))` in the sorted values. `nil` when empty.
+    package func quantile(_ q: Double) -> Double? {
+        let total = count
+        guard total > 0, q.isFinite else { return nil }
+        let rank = UInt64((min(1, max(0, q)) * Double(total - 1)).rounded(.down))
+        // Ascending values: the negatives from the largest magnitude down, the zeros, the positives.
+        var seen: UInt64 = 0
+        for (index, count) in negative.descending() {
+            seen += count
+            if seen > rank { return -Self.value(index) }
+        }
+        seen += zeroCount
+        if seen > rank { return 0 }
+        for (index, count) in positive.ascending() {
+            seen += count
+            if seen > rank { return Self.value(index) }
+        }
+        return nil
+    }
+
+    static func index(_ magnitude: Double) -> Int {
+        Int((log(magnitude) / logGamma).rounded(.up))
+    }
+
+    static func value(_ index: Int) -> Double {
+        2 * pow(gamma, Double(index)) / (gamma + 1)
+    }
+
+    /// Counts by bucket index over a contiguous range: `counts[k]` is bucket `offset + k`. When
+    /// the range would pass ``QuantileSketch/maxBuckets``, the lowest buckets fold into one.
+    package struct BucketStore: Sendable, Equatable, Codable {
+        package private(set) var offset = 0
+        package private(set) var counts: [UInt64] = []
+
+        package var total: UInt64 { counts.reduce(0, +) }
+
+        mutating func add(_ index: Int, count: UInt64 = 1) {
+            guard count > 0 else { return }
+            if counts.isEmpty {
+                offset = index
+                counts = [count]
+                return
+            }
+            if index < offset {
+                let room = QuantileSketch.maxBuckets - counts.count
+                let lowest = max(index, offset - room)
+                counts.insert(contentsOf: repeatElement(0, count: offset - lowest), at: 0)
+                offset = lowest
+                counts[max(0, index - offset)] += count  // below the collapsed bound: the lowest bucket
+                return
+            }
+            let position = index - offset
+            if position >= counts.count {
+                counts.append(contentsOf: repeatElement(0, count: position - counts.count + 1))
+                collapseIfNeeded()
+            }
+            counts[index - offset] += count
+        }
+
+        mutating func merge(_ other: BucketStore) {
+            for (position, count) in other.counts.enumerated() where count > 0 {
+                add(other.offset + position, count: count)
+            }
+        }
+
+        /// Folds the lowest buckets into one until the range fits.
+        private mutating func collapseIfNeeded() {
+            let excess = counts.count - QuantileSketch.maxBuckets
+            guard excess > 0 else { return }
+            let folded = counts[0...excess].reduce(0, +)
+            counts.removeFirst(excess)
+            counts[0] = folded
+            offset += excess
+        }
+
+        func ascending() -> some Sequence<(Int, UInt64)> {
+            counts.enumerated().lazy.filter { $0.element > 0 }.map { (offset + $0.offset, $0.element) }
+        }
+
+        func descending() -> some Sequence<(Int, UInt64)> {
+            counts.enumerated().reversed().lazy.filter { $0.element > 0 }.map { (offset + $0.offset, $0.element) }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+import NFLogSupport
+
+/// A seeded generator, so every run checks the same values.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite("Quantile sketch: 1% relative error, exact merges")
+struct QuantileSketchTests {
+    enum Distribution: String, CaseIterable, Sendable {
+        case uniform, logNormal, bimodal, negativeAndPositive
+
+        func sample(_ random: inout SplitMix64) -> Double {
+            func unit() -> Double { Double(random.next() >> 11) / Double(1 << 53) }
+            func normal() -> Double { sqrt(-2 * log(max(unit(), 1e-300))) * cos(2 * .pi * unit()) }
+            switch self {
+            case .uniform: return 1 + unit() * 999                       // 1…1000 ms
+            case .logNormal: return exp(3 + 1.2 * normal())               // latencies: a long tail
+            case .bimodal: return unit() < 0.7 ? 16.7 + normal() : 120 + 15 * normal()  // frames: smooth, and janky
+            case .negativeAndPositive: return normal() * 50               // both signs, zeros' neighbourhood
+            }
+        }
+    }
+
+    static let quantiles = [0.0, 0.01, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1.0]
+
+    @Test("100,000 values over 10 devices: every merged quantile is within 1% of the exact value of its rank; another order gives the same sketch",
+          arguments: Distribution.allCases)
+    func mergedAccuracy(distribution: Distribution) throws {
+        var random = SplitMix64(state: 42)
+        let values = (0..<100_000).map { _ in distribution.sample(&random) }
+        var devices = [QuantileSketch](repeating: QuantileSketch(), count: 10)
+        for (index, value) in values.enumerated() { devices[index % 10].add(value) }
+        var merged = QuantileSketch()
+        for device in devices { merged.merge(device) }
+        #expect(merged.count == 100_000)
+
+        let sorted = values.sorted()
+        var worst = 0.0
+        for q in Self.quantiles {
+            let exact = sorted[Int((q * Double(sorted.count - 1)).rounded(.down))]
+            let estimate = try #require(merged.quantile(q))
+            let error = exact == 0 ? abs(estimate) : abs(estimate - exact) / abs(exact)
+            worst = max(worst, error)
+            #expect(error <= QuantileSketch.relativeAccuracy + 1e-12, "\(distribution) p\(q * 100): exact \(exact), sketch \(estimate)")
+        }
+        print("sketch \(distribution): worst relative error \(worst) over \(Self.quantiles.count) quantiles")
+
+        // The same values in another order, merged in another grouping: the same sketch.
+        var shuffled = values
+        shuffled.shuffle(using: &random)
+        var halves = [QuantileSketch(), QuantileSketch()]
+        for (index, value) in shuffled.enumerated() { halves[index % 2].add(value) }
+        var other = halves[1]
+        other.merge(halves[0])
+        #expect(other == merged)
+    }
+
+    @Test("Its size is bounded: values over 40 orders of magnitude keep at most 2,048 buckets a sign; quantiles above the collapsed range stay within 1%, those in it are reported high")
+    func bounded() throws {
+        var sketch = QuantileSketch()
+        var values: [Double] = []
+        var value = 1e-8
+        while value < 1e32 {
+            sketch.add(value)
+            values.append(value)
+            value *= 1.01
+        }
+        #expect(sketch.positive.counts.count <= QuantileSketch.maxBuckets)
+        let sorted = values.sorted()
+        // 2,048 buckets at 1% cover 17.8 orders of magnitude: the top of this range, from ~1e14.
+        for q in [0.75, 0.9, 0.99, 1.0] {
+            let exact = sorted[Int((q * Double(sorted.count - 1)).rounded(.down))]
+            let estimate = try #require(sketch.quantile(q))
+            #expect(abs(estimate - exact) / exact <= QuantileSketch.relativeAccuracy + 1e-12, "p\(q * 100): exact \(exact), sketch \(estimate)")
+        }
+        let median = sorted[Int((0.5 * Double(sorted.count - 1)).rounded(.down))]
+        #expect(try #require(sketch.quantile(0.5)) >= median, "collapsed: reported at the lowest bucket kept")
+        let encoded = try JSONEncoder().encode(sketch)
+        #expect(encoded.count < 40 * 1024, "\(encoded.count) bytes as JSON")
+    }
+
+    @Test("An empty sketch has no quantiles; non-finite values are ignored; it round-trips through JSON")
+    func edges() throws {
+        var sketch = QuantileSketch()
+        #expect(sketch.quantile(0.5) == nil)
+        sketch.add(.nan)
+        sketch.add(.infinity)
+        #expect(sketch.count == 0)
+        for value in [0.0, 1e-12, -3, 5, 5, 5] { sketch.add(value) }
+        #expect(sketch.count == 6 && sketch.zeroCount == 2)
+        #expect(try #require(sketch.quantile(0)) < -2.9)
+        let decoded = try JSONDecoder().decode(QuantileSketch.self, from: JSONEncoder().encode(sketch))
+        #expect(decoded == sketch)
+    }
+}
