@@ -56,7 +56,7 @@ struct PolicyTests {
     func examplesValidate() throws {
         let examples = try FileManager.default.contentsOfDirectory(atPath: PolicyDirectory.examples.path)
             .filter { $0.hasSuffix(".json") && $0 != "policy.schema.json" }.sorted()
-        #expect(examples == ["active.json", "default.json", "disabled.json", "privacy-zones.json", "sampled.json", "specific.json"])
+        #expect(examples == ["active.json", "aggregated.json", "default.json", "disabled.json", "privacy-zones.json", "sampled.json", "specific.json"])
         let schema = PolicyDirectory.examples.appendingPathComponent("policy.schema.json").path
         let files = examples.map { PolicyDirectory.examples.appendingPathComponent($0).path }
         let result = SchemaCheck.run(["python3", SchemaCheck.root.appendingPathComponent("scripts/validate-json").path, schema] + files)

@@ -11,7 +11,7 @@ struct PolicyParserTests {
         try Policy.parse(Data(text.utf8), now: now)
     }
 
-    @Test("Every example in Policies/ parses", arguments: ["active", "specific", "disabled", "sampled", "privacy-zones"])
+    @Test("Every example in Policies/ parses", arguments: ["active", "specific", "disabled", "sampled", "privacy-zones", "aggregated"])
     func examples(name: String) throws {
         let data = try Data(contentsOf: Self.policies.appendingPathComponent("\(name).json"))
         let policy = try Policy.parse(data)
@@ -32,6 +32,11 @@ struct PolicyParserTests {
             #expect(policy.minimumSDKVersion == "0.1.0" && policy.expiresAt != nil)
         case "privacy-zones":
             #expect(policy.privacyZones.count == 2 && policy.privacyZones[0].radius == 250)
+        case "aggregated":
+            #expect(policy.aggregates.count == 2)
+            #expect(policy.aggregates.first?.pattern.matches("perf.frame") == true && policy.aggregates.first?.window == 60)
+            #expect(policy.aggregates.first?.dimensions == ["screen"] && policy.aggregates.first?.maxSeries == 2_000)
+            #expect(policy.aggregates.last?.window == 300 && policy.aggregates.last?.dimensions == [] && policy.aggregates.last?.maxSeries == 500)
         default:
             Issue.record("no expectations for \(name)")
         }
@@ -50,6 +55,14 @@ struct PolicyParserTests {
         (#"{"version":1,"mode":"active","rules":{"deny":["a..b"]}}"#, "invalidPattern rules.deny[0]"),
         (#"{"version":1,"mode":"active","rules":{"sampling":[{"pattern":"a.*","rate":1.5}]}}"#, "rules.sampling[0].rate"),
         (#"{"version":1,"mode":"active","rules":{"sampling":[{"pattern":"a.*"}]}}"#, "rules.sampling[0].rate"),
+        (#"{"version":1,"mode":"active","rules":{"aggregate":[{"pattern":"perf.*"}]}}"#, "rules.aggregate[0].window_s"),
+        (#"{"version":1,"mode":"active","rules":{"aggregate":[{"pattern":"perf.*","window_s":0}]}}"#, "rules.aggregate[0].window_s"),
+        (#"{"version":1,"mode":"active","rules":{"aggregate":[{"pattern":"perf..x","window_s":60}]}}"#, "invalidPattern rules.aggregate[0].pattern"),
+        (#"{"version":1,"mode":"active","rules":{"aggregate":[{"pattern":"p","window_s":60,"dimensions":["a","a"]}]}}"#, "rules.aggregate[0].dimensions"),
+        (#"{"version":1,"mode":"active","rules":{"aggregate":[{"pattern":"p","window_s":60,"dimensions":[""]}]}}"#, "rules.aggregate[0].dimensions"),
+        (#"{"version":1,"mode":"active","rules":{"aggregate":[{"pattern":"p","window_s":60,"dimensions":["a","b","c","d","e","f","g","h","i"]}]}}"#, "rules.aggregate[0].dimensions"),
+        (#"{"version":1,"mode":"active","rules":{"aggregate":[{"pattern":"p","window_s":60,"max_series":0}]}}"#, "rules.aggregate[0].max_series"),
+        (#"{"version":1,"mode":"active","rules":{"aggregate":[{"pattern":"p","window_s":60,"series":10}]}}"#, "unknownField rules.aggregate[0].series"),
         (#"{"version":1,"mode":"active","upload":{"gzip_level":10}}"#, "upload.gzip_level"),
         (#"{"version":1,"mode":"active","upload":{"interval_s":"30"}}"#, "upload.interval_s"),
         (#"{"version":1,"mode":"active","database":{"max_rows":5}}"#, "database.max_rows"),

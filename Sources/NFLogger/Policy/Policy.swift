@@ -38,6 +38,9 @@ public struct Policy: Sendable, Equatable {
     /// When the database must drop events, lower priorities go first (then the oldest). The first
     /// rule whose pattern matches gives an event's priority; others have 0.
     let priorities: [PriorityRule]
+    /// `rules.aggregate`: events folded into aggregates instead of stored one by one (the first
+    /// rule whose pattern matches).
+    let aggregates: [AggregateRule]
 
     /// A priority for the events a pattern matches.
     struct PriorityRule: Sendable, Equatable {

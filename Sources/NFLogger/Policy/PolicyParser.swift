@@ -47,8 +47,10 @@ extension Policy {
 
         var allow: [TagPattern] = [], deny: [TagPattern] = [], sampling: [SamplingRule] = []
         var priorities: [PriorityRule] = []
+        var aggregates: [AggregateRule] = []
         if let rules = try fields.object("rules") {
-            try rules.rejectUnknown(["allow", "deny", "sampling", "priorities"])
+            try rules.rejectUnknown(["allow", "deny", "sampling", "priorities", "aggregate"])
+            aggregates = try Self.aggregateRules(rules)
             if let entries = try rules.objects("priorities") {
                 for entry in entries {
                     try entry.rejectUnknown(["pattern", "priority"])
@@ -77,7 +79,8 @@ extension Policy {
         }
         // Patterns run on the app's thread for every event: bound their total size, since braces
         // multiply (`{a,b}{a,b}…` fits in a few bytes and expands a thousandfold).
-        let alternatives = (allow + deny + sampling.map(\.pattern) + priorities.map(\.pattern)).reduce(0) { $0 + $1.alternatives.count }
+        let alternatives = (allow + deny + sampling.map(\.pattern) + priorities.map(\.pattern) + aggregates.map(\.pattern))
+            .reduce(0) { $0 + $1.alternatives.count }
         guard alternatives <= Self.maxAlternatives else {
             throw .invalid("rules", "the patterns expand to \(alternatives) alternatives; the limit is \(Self.maxAlternatives)")
         }
@@ -86,6 +89,7 @@ extension Policy {
         }
         rules = EventRules(allow: allow, deny: deny, sampling: sampling)
         self.priorities = priorities
+        self.aggregates = aggregates
 
         var upload = Upload()
         if let fields = try fields.object("upload") {
@@ -202,4 +206,32 @@ extension Policy {
         guard byte(index, "+") || byte(index, "-") else { return false }
         return digits(index + 1..<index + 3) && byte(index + 3, ":") && digits(index + 4..<index + 6) && index + 6 == bytes.count
     }
+
+    /// `rules.aggregate`: which events are folded into aggregates, per window and dimensions.
+    private static func aggregateRules(_ rules: FieldReader<PolicyError>) throws(PolicyError) -> [AggregateRule] {
+        guard let entries = try rules.objects("aggregate") else { return [] }
+        guard entries.count <= AggregateRule.maxRules else {
+            throw .invalid("rules.aggregate", "must list at most \(AggregateRule.maxRules) rules")
+        }
+        var result: [AggregateRule] = []
+        for entry in entries {
+            try entry.rejectUnknown(["pattern", "window_s", "dimensions", "max_series"])
+            let text = try entry.requiredString("pattern")
+            let pattern: TagPattern
+            do { pattern = try TagPattern(text) } catch { throw .invalidPattern(field: entry.path("pattern"), error) }
+            guard let window = try seconds(entry, "window_s", 1...86_400) else { throw .missing(entry.path("window_s")) }
+            let dimensions = try entry.stringArray("dimensions") ?? []
+            guard dimensions.count <= AggregateRule.maxDimensions else {
+                throw .invalid(entry.path("dimensions"), "must list at most \(AggregateRule.maxDimensions) parameter names")
+            }
+            for name in dimensions where name.isEmpty || name.utf8.count > ParameterEncoder.maxKeyBytes {
+                throw .invalid(entry.path("dimensions"), "parameter names must be 1…\(ParameterEncoder.maxKeyBytes) bytes")
+            }
+            guard Set(dimensions).count == dimensions.count else { throw .invalid(entry.path("dimensions"), "must not repeat a name") }
+            let maxSeries = try integer(entry, "max_series", 1...100_000) ?? AggregateRule.defaultMaxSeries
+            result.append(AggregateRule(pattern: pattern, window: window, dimensions: dimensions, maxSeries: maxSeries))
+        }
+        return result
+    }
+
 }
