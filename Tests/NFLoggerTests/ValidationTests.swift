@@ -256,3 +256,25 @@ struct ParameterEncoderTests {
         #expect(try encoder.encode([:]) == nil)
     }
 }
+
+@Suite("Measurements")
+struct MeasurementTests {
+    @Test("record(name:value:dimensions:) stores a point event of type measurement with the value and the dimensions")
+    func recorded() async throws {
+        let directory = TemporaryDirectory()
+        let logger = try NFLogger(configuration: directory.configuration())
+        let status = await logger.record(name: "perf.frame", value: 16.7, dimensions: ["screen": "home"])
+        let id = try #require(status.recordedID)
+        #expect(await logger.record(name: "perf.frame", value: .nan) == .failed(.invalidParameter(key: "value", reason: "nan is not a finite number; JSON has no NaN or infinity")))
+        #expect(await logger.record(name: "perf.frame", value: 1, dimensions: ["value": "x"]).failure != nil)
+        #expect(await logger.record(name: "perf frame", value: 1).failure != nil)
+        await logger.close()
+        let reader = try DatabaseReader(directory.databaseURL)
+        let row = try #require(try reader.rows("SELECT * FROM point_events").first)
+        #expect(row["uuid"] as? [UInt8] == id.bytes)
+        #expect(row["type"] as? String == "measurement")
+        let parameters = try jsonObject(row["parameters"])
+        #expect(parameters["value"] as? Double == 16.7 && parameters["screen"] as? String == "home")
+        #expect(try reader.int("SELECT count(*) FROM point_events") == 1)
+    }
+}
