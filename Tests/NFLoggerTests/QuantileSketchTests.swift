@@ -102,4 +102,32 @@ struct QuantileSketchTests {
         let decoded = try JSONDecoder().decode(QuantileSketch.self, from: JSONEncoder().encode(sketch))
         #expect(decoded == sketch)
     }
+
+    @Test("Decoding refuses what a hostile client could send: another accuracy, too many buckets, wild offsets, overflowing counts",
+          arguments: [
+              #"{"relative_accuracy":0.02,"zero_count":0,"positive":{"offset":0,"counts":[]},"negative":{"offset":0,"counts":[]}}"#,
+              #"{"relative_accuracy":0.01,"zero_count":0,"positive":{"offset":9999999,"counts":[1]},"negative":{"offset":0,"counts":[]}}"#,
+              #"{"relative_accuracy":0.01,"zero_count":0,"positive":{"offset":0,"counts":[18446744073709551615,1]},"negative":{"offset":0,"counts":[]}}"#,
+              #"{"relative_accuracy":0.01,"zero_count":-1,"positive":{"offset":0,"counts":[]},"negative":{"offset":0,"counts":[]}}"#,
+              #"{"relative_accuracy":0.01,"zero_count":0,"positive":{"offset":0,"counts":[\#(Array(repeating: "1", count: 2_049).joined(separator: ","))]},"negative":{"offset":0,"counts":[]}}"#,
+          ])
+    func hostileDecoding(json: String) {
+        #expect(throws: (any Error).self) { try JSONDecoder().decode(QuantileSketch.self, from: Data(json.utf8)) }
+    }
+
+    @Test("The encoding is the documented one, and a sketch written by hand (as another implementation would) decodes and answers")
+    func documentedEncoding() throws {
+        var sketch = QuantileSketch()
+        sketch.add(1)
+        let text = String(decoding: try JSONEncoder().encode(sketch), as: UTF8.self)
+        for key in ["\"relative_accuracy\":0.01", "\"zero_count\":0", "\"positive\":{", "\"offset\":0", "\"counts\":[1]"] {
+            #expect(text.contains(key), "\(text)")
+        }
+        // 100 values in the bucket holding 100 (index ceil(log(100)/log(1.0202…)) = 231), padded with zeros.
+        let manual = #"{"relative_accuracy":0.01,"zero_count":0,"positive":{"offset":229,"counts":[0,0,100,0]},"negative":{"offset":0,"counts":[]}}"#
+        let decoded = try JSONDecoder().decode(QuantileSketch.self, from: Data(manual.utf8))
+        let median = try #require(decoded.quantile(0.5))
+        #expect(abs(median - 100) / 100 <= QuantileSketch.relativeAccuracy)
+        #expect(decoded.positive.offset == 231 && decoded.positive.counts == [100])
+    }
 }

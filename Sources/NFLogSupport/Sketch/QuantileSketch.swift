@@ -18,6 +18,11 @@ import Foundation
 /// 2,048 buckets; 1 µs to 1 hour takes ~1,100). Past it the lowest buckets are collapsed into
 /// one, as DDSketch's collapsing store does, so the error stays within `α` for every quantile
 /// above the collapsed range. A full sketch holds 2 × 2,048 counts: at most 32 KiB in memory.
+///
+/// Encoding (JSON; docs/PROTOCOL.md specifies it for other implementations):
+/// `{"relative_accuracy": 0.01, "zero_count": Z, "positive": {"offset": K, "counts": [c0, c1, …]},
+/// "negative": {…}}`, where `counts[j]` is the number of values in bucket `K + j`. Decoding
+/// refuses another accuracy, more than ``maxBuckets`` counts a store, and offsets beyond ±2^20.
 package struct QuantileSketch: Sendable, Equatable, Codable {
     /// The relative accuracy: 1%.
     package static let relativeAccuracy = 0.01
@@ -32,6 +37,30 @@ package struct QuantileSketch: Sendable, Equatable, Codable {
     package private(set) var zeroCount: UInt64 = 0
 
     package init() {}
+
+    private enum CodingKeys: String, CodingKey {
+        case relativeAccuracy = "relative_accuracy", zeroCount = "zero_count", positive, negative
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let accuracy = try container.decode(Double.self, forKey: .relativeAccuracy)
+        guard accuracy == Self.relativeAccuracy else {
+            throw DecodingError.dataCorruptedError(forKey: .relativeAccuracy, in: container,
+                                                   debugDescription: "only \(Self.relativeAccuracy) is supported")
+        }
+        zeroCount = try container.decode(UInt64.self, forKey: .zeroCount)
+        positive = try container.decode(BucketStore.self, forKey: .positive)
+        negative = try container.decode(BucketStore.self, forKey: .negative)
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(Self.relativeAccuracy, forKey: .relativeAccuracy)
+        try container.encode(zeroCount, forKey: .zeroCount)
+        try container.encode(positive, forKey: .positive)
+        try container.encode(negative, forKey: .negative)
+    }
 
     package var count: UInt64 { positive.total + negative.total + zeroCount }
 
@@ -89,6 +118,41 @@ package struct QuantileSketch: Sendable, Equatable, Codable {
     package struct BucketStore: Sendable, Equatable, Codable {
         package private(set) var offset = 0
         package private(set) var counts: [UInt64] = []
+        /// Bucket indices a decoded store may use: 1% accuracy reaches 10^±9,000 there, past any Double.
+        static let maxIndex = 1 << 20
+
+        init() {}
+
+        private enum CodingKeys: String, CodingKey { case offset, counts }
+
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let offset = try container.decode(Int.self, forKey: .offset)
+            let counts = try container.decode([UInt64].self, forKey: .counts)
+            guard counts.count <= QuantileSketch.maxBuckets else {
+                throw DecodingError.dataCorruptedError(forKey: .counts, in: container,
+                                                       debugDescription: "more than \(QuantileSketch.maxBuckets) buckets")
+            }
+            guard abs(offset) <= Self.maxIndex, abs(offset + counts.count) <= Self.maxIndex else {
+                throw DecodingError.dataCorruptedError(forKey: .offset, in: container, debugDescription: "offset out of range")
+            }
+            // Totals must not overflow when summed or merged.
+            var total: UInt64 = 0
+            for count in counts {
+                let (sum, overflow) = total.addingReportingOverflow(count)
+                guard !overflow, sum <= UInt64(Int64.max) else {
+                    throw DecodingError.dataCorruptedError(forKey: .counts, in: container, debugDescription: "counts too large")
+                }
+                total = sum
+            }
+            // Leading and trailing zeros are dropped, so equal sketches decode equal.
+            let first = counts.firstIndex { $0 > 0 }
+            let last = counts.lastIndex { $0 > 0 }
+            if let first, let last {
+                self.offset = offset + first
+                self.counts = Array(counts[first...last])
+            }
+        }
 
         package var total: UInt64 { counts.reduce(0, +) }
 
