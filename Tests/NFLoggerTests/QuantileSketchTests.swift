@@ -131,3 +131,43 @@ struct QuantileSketchTests {
         #expect(decoded.positive.offset == 231 && decoded.positive.counts == [100])
     }
 }
+
+@Suite("Measure summaries: what an aggregate keeps of a numeric parameter")
+struct MeasureSummaryTests {
+    @Test("Count, sum, min, max and the sketch, merged across devices, equal the summary of all the values; quantiles stay within min and max")
+    func merged() throws {
+        var random = SplitMix64(state: 7)
+        let values = (0..<20_000).map { _ in Double(random.next() % 100_000) / 100 + 0.5 }
+        var whole = MeasureSummary()
+        var parts = [MeasureSummary](repeating: MeasureSummary(), count: 4)
+        for (index, value) in values.enumerated() {
+            whole.add(value)
+            parts[index % 4].add(value)
+        }
+        var merged = MeasureSummary()
+        for part in parts.reversed() { merged.merge(part) }
+        #expect(merged.count == whole.count && merged.min == values.min() && merged.max == values.max())
+        #expect(abs(merged.sum - values.reduce(0, +)) < 1e-6 * merged.sum)
+        #expect(merged.sketch == whole.sketch)
+        let p100 = try #require(merged.quantile(1))
+        #expect(p100 <= merged.max && p100 >= merged.max * 0.99)
+        #expect(try #require(merged.quantile(0)) >= merged.min)
+        let mean = try #require(merged.mean)
+        #expect(abs(mean - values.reduce(0, +) / Double(values.count)) < 1e-9 * mean)
+    }
+
+    @Test("It round-trips through JSON; a document whose count disagrees with its sketch, or with min above max, is refused")
+    func encoding() throws {
+        var summary = MeasureSummary()
+        for value in [16.7, 16.9, 33.4] { summary.add(value) }
+        let decoded = try JSONDecoder().decode(MeasureSummary.self, from: JSONEncoder().encode(summary))
+        #expect(decoded == summary)
+        let empty = try JSONDecoder().decode(MeasureSummary.self, from: JSONEncoder().encode(MeasureSummary()))
+        #expect(empty == MeasureSummary() && empty.mean == nil)
+        let sketch = String(decoding: try JSONEncoder().encode(summary.sketch), as: UTF8.self)
+        for bad in [#"{"count":4,"sum":67,"min":16.7,"max":33.4,"sketch":\#(sketch)}"#,
+                    #"{"count":3,"sum":67,"min":40,"max":33.4,"sketch":\#(sketch)}"#] {
+            #expect(throws: (any Error).self) { try JSONDecoder().decode(MeasureSummary.self, from: Data(bad.utf8)) }
+        }
+    }
+}
