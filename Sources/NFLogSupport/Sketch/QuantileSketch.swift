@@ -22,7 +22,7 @@ import Foundation
 /// Encoding (JSON; docs/PROTOCOL.md specifies it for other implementations):
 /// `{"relative_accuracy": 0.01, "zero_count": Z, "positive": {"offset": K, "counts": [c0, c1, …]},
 /// "negative": {…}}`, where `counts[j]` is the number of values in bucket `K + j`. Decoding
-/// refuses another accuracy, more than ``maxBuckets`` counts a store, and offsets beyond ±2^20.
+/// refuses another accuracy, more than ``maxBuckets`` counts a store, and indices beyond ±40,000.
 package struct QuantileSketch: Sendable, Equatable, Codable {
     /// The relative accuracy: 1%.
     package static let relativeAccuracy = 0.01
@@ -118,8 +118,9 @@ package struct QuantileSketch: Sendable, Equatable, Codable {
     package struct BucketStore: Sendable, Equatable, Codable {
         package private(set) var offset = 0
         package private(set) var counts: [UInt64] = []
-        /// Bucket indices a decoded store may use: 1% accuracy reaches 10^±9,000 there, past any Double.
-        static let maxIndex = 1 << 20
+        /// Bucket indices a decoded store may use: every finite Double's bucket is within ±35,500
+        /// (and 10⁻⁹'s is −1,036), so a merge of decoded stores never spans more than this.
+        static let maxIndex = 40_000
 
         init() {}
 
