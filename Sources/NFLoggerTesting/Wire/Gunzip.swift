@@ -71,7 +71,12 @@ private struct Inflater {
             last = try bits(1) == 1
             switch try bits(2) {
             case 0: try stored()
-            case 1: try codes(Huffman.fixedLengths, Huffman.fixedDistances)
+            case 1:
+                // Never nil (the fixed codes are valid); checked rather than forced all the same.
+                guard let lengths = Huffman.fixedLengths, let distances = Huffman.fixedDistances else {
+                    throw Failure("the fixed Huffman codes")
+                }
+                try codes(lengths, distances)
             case 2: try dynamic()
             default: throw Failure("a block of the reserved type 3")
             }
@@ -223,10 +228,10 @@ private struct Huffman {
     }
 
     /// The fixed codes of block type 1 (RFC 1951 §3.2.6); neither is over-subscribed.
-    static let fixedLengths = try! Huffman(
+    static let fixedLengths = try? Huffman(
         lengths: ArraySlice([Int](repeating: 8, count: 144) + [Int](repeating: 9, count: 112)
                             + [Int](repeating: 7, count: 24) + [Int](repeating: 8, count: 8)))
-    static let fixedDistances = try! Huffman(lengths: ArraySlice([Int](repeating: 5, count: 30)))
+    static let fixedDistances = try? Huffman(lengths: ArraySlice([Int](repeating: 5, count: 30)))
 }
 
 /// The CRC-32 of gzip's trailer (the reflected polynomial 0xEDB88320).
