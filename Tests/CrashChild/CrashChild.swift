@@ -68,7 +68,7 @@ struct Log: AsyncParsableCommand {
         let logger = try NFLogger(configuration: common.configuration())
         if let text = common.setConsent {
             guard let consent = Consent(rawValue: text) else { throw ValidationError("unknown consent \(text)") }
-            await withCheckedContinuation { done in logger.setConsent(consent) { _ in done.resume() } }
+            await logger.setConsent(consent)
         }
         let receipts = Receipts(path: receipts)
         let keep: LogCompletion = { status in if case .recorded(let id) = status { receipts.add(id) } }

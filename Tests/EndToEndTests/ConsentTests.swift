@@ -23,7 +23,7 @@ struct ConsentTests {
         #expect(flush.error == .consentPending && flush.uploadedEvents == 0)
         #expect(try await storedIDs(collector).isEmpty)
 
-        await withCheckedContinuation { done in logger.setConsent(.granted) { deleted in #expect(deleted == 0); done.resume() } }
+        #expect(await logger.setConsent(.granted) == 0)
         await deliverAll(logger)
         let stored = try await storedIDs(collector)
         #expect(Set(stored) == held && stored.count == held.count, "each held event exactly once")
@@ -41,7 +41,7 @@ struct ConsentTests {
         logger.consent = .pending
         let held = await logEvents(logger, points: 50, spans: 5, prefix: "held")
         #expect(held.count == 55)
-        let deleted = await withCheckedContinuation { done in logger.setConsent(.denied) { done.resume(returning: $0) } }
+        let deleted = await logger.setConsent(.denied)
         #expect(deleted == 55)
         #expect(await logger.logEvent(name: "after.denied") == .filtered(.consentDenied))
         let (span, status) = await logger.startEvent(name: "after.span")
@@ -61,7 +61,7 @@ struct ConsentTests {
         let collector = try await TestCollector.start()
         let scratch = Scratch()
         let first = try NFLogger(configuration: configuration(scratch, collector: collector.url))
-        await withCheckedContinuation { done in first.setConsent(.pending) { _ in done.resume() } }
+        await first.setConsent(.pending)
         let held = await logEvents(first, points: 20)
         await first.close()
 

@@ -53,10 +53,6 @@ private func flushUntilQuiet(_ logger: NFLogger, timeout: Duration = .seconds(5)
     return result
 }
 
-private func setConsent(_ logger: NFLogger, _ consent: Consent) async -> Int {
-    await withCheckedContinuation { done in logger.setConsent(consent) { done.resume(returning: $0) } }
-}
-
 /// A transport that holds every request until the test opens the gate.
 private final class GatedTransport: HTTPTransport {
     private let real = DefaultHTTPTransport()
@@ -111,7 +107,7 @@ struct Review14ConsentTests {
         let before = try #require(await logger.logEvent(name: "held.before").recordedID)
 
         let lock = try WriteLock(scratch.databaseURL)
-        #expect(await setConsent(logger, .granted) == 0)
+        #expect(await logger.setConsent(.granted) == 0)
         lock.release()
         #expect(logger.consent == .granted)
         let after = try #require(await logger.logEvent(name: "after.grant").recordedID)
@@ -147,7 +143,7 @@ struct Review14ConsentTests {
             CREATE TRIGGER review14_refuse_release BEFORE UPDATE OF held ON point_events
             BEGIN SELECT RAISE(ABORT, 'injected: the release fails'); END
             """, on: scratch.databaseURL)
-        _ = await setConsent(logger, .granted)
+        _ = await logger.setConsent(.granted)
         try execute("DROP TRIGGER review14_refuse_release", on: scratch.databaseURL)
 
         let after = try #require(await logger.logEvent(name: "after.grant").recordedID)
@@ -171,7 +167,7 @@ struct Review14ConsentTests {
         #expect(held.count == 5)
 
         let lock = try WriteLock(scratch.databaseURL)
-        let deleted = await setConsent(logger, .denied)
+        let deleted = await logger.setConsent(.denied)
         lock.release()
         let diagnostics = await logger.diagnostics()
         // The completion came while the database was still locked: nothing could be deleted yet
@@ -198,7 +194,7 @@ struct Review14ConsentTests {
         #expect(started == .recorded(span.id))
         logger.consent = .pending
         #expect(await span.end(parameters: ["card_last4": "4242"]) == .recorded(span.id))
-        _ = await setConsent(logger, .denied)
+        _ = await logger.setConsent(.denied)
         await deliverAll(logger)
         let events = try await collector.exportedEvents()
         let uploaded = events.first { $0.event.id == span.id }
@@ -253,7 +249,7 @@ struct Review14ConsentTests {
         logger.consent = .pending
         let held = await logEvents(logger, points: 10, spans: 2, prefix: "held")
         #expect(held.count == 12)
-        #expect(await setConsent(logger, .denied) == 12)
+        #expect(await logger.setConsent(.denied) == 12)
         transport.open()
         _ = await flush.value
         await deliverAll(logger)
@@ -275,12 +271,12 @@ struct Review14ConsentTests {
         let logger = try NFLogger(configuration: configuration)
         let (granted, grantedStart) = await logger.startEvent(name: "span.granted", parameters: ["p": 1])
         #expect(grantedStart == .recorded(granted.id))
-        _ = await setConsent(logger, .granted)
+        _ = await logger.setConsent(.granted)
         #expect(await granted.end(parameters: ["e": 2]) == .recorded(granted.id))
         logger.consent = .pending
         let (denied, deniedStart) = await logger.startEvent(name: "span.denied")
         #expect(deniedStart == .recorded(denied.id))
-        #expect(await setConsent(logger, .denied) == 1)
+        #expect(await logger.setConsent(.denied) == 1)
         #expect(await denied.end() == .filtered(.consentDenied))
         #expect(await logger.endEvent(id: denied.id) == .filtered(.consentDenied))
         await deliverAll(logger)
@@ -347,7 +343,7 @@ struct Review14ConsentTests {
         #expect(third.consent == .pending)
         let held = await logEvents(third, points: 4, prefix: "held")
         #expect(held.count == 4)
-        #expect(await setConsent(third, .denied) == 4)
+        #expect(await third.setConsent(.denied) == 4)
         #expect(await third.logEvent(name: "after.denied") == .filtered(.consentDenied))
         #expect(await third.diagnostics().storedPointEvents == 0)
         await third.close()
@@ -367,7 +363,7 @@ struct Review14ConsentTests {
         let logger = try NFLogger(configuration: configuration)
         #expect(await logEvents(logger, points: 3, prefix: "held").count == 3)
         await logger.close()
-        let deleted = await setConsent(logger, .denied)
+        let deleted = await logger.setConsent(.denied)
         let saved = ConsentFile.load(forDatabase: scratch.databaseURL)
 
         let restarted = try NFLogger(configuration: configuration)

@@ -313,7 +313,7 @@ struct Review14DisabledTests {
         #expect(started == .disabled)
         #expect(await span.end() == .disabled)
 
-        await withCheckedContinuation { done in logger.setConsent(.denied) { _ in done.resume() } }
+        await logger.setConsent(.denied)
         #expect(await logger.logEvent(name: "p.event") == .filtered(.consentDenied))
         #expect(await logger.endEvent(id: UUID()) == .filtered(.consentDenied))
         logger.consent = .granted
@@ -352,7 +352,7 @@ struct Review14ConsentRaceTests {
         let completed = Atomic<Int>(0)
         let recordedAfterDenial = Atomic<Int>(0)
         for _ in 0..<20 {
-            await withCheckedContinuation { done in logger.setConsent(.pending) { _ in done.resume() } }
+            await logger.setConsent(.pending)
             let stop = Atomic<Bool>(false)
             let denied = Atomic<Bool>(false)
             let group = DispatchGroup()

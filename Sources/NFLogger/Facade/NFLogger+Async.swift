@@ -33,6 +33,16 @@ extension NFLogger {
         }
     }
 
+    /// Sets ``consent`` and waits until it is saved and applied; returns how many held events a
+    /// denial deleted (see ``setConsent(_:completion:)``).
+    @discardableResult
+    nonisolated(nonsending)
+    public func setConsent(_ consent: Consent) async -> Int {
+        await withCheckedContinuation { continuation in
+            setConsent(consent) { continuation.resume(returning: $0) }
+        }
+    }
+
     /// A snapshot of what the logger has done and holds.
     nonisolated(nonsending)
     public func diagnostics() async -> Diagnostics {
