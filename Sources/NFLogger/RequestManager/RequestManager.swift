@@ -247,13 +247,14 @@ final class RequestManager: @unchecked Sendable {
                 return
             }
             let statuses = encodeAndWrite(&batch)
-            for item in batch {
-                if case .consent(let consent, let receipt) = item.request { finishConsent(consent, receipt) }
-            }
             var delivered: [(LogCompletion, LogStatus)] = []
             delivered.reserveCapacity(batch.count)
             var recorded = 0
-            for (item, status) in zip(batch, statuses) where item.request.isLoggingCall {
+            for (item, status) in zip(batch, statuses) {
+                guard item.request.isLoggingCall else {
+                    if case .consent(let consent, let receipt) = item.request { finishConsent(consent, receipt) }
+                    continue
+                }
                 completions.count(status)
                 if status.isRecorded { recorded += 1 }
                 if let completion = item.completion { delivered.append((completion, status)) }
