@@ -84,12 +84,14 @@ struct RecordingTransportTests {
         let logger = try makeLogger(transport) { $0.upload.countThreshold = 1_000 }  // only flushes upload
         transport.enqueue(.status(503, retryAfter: 1))
         #expect(await logger.logEvent(name: "ui.tap").isRecorded)
+        // Before the request, so no earlier than the 503 whose Retry-After starts the wait: the
+        // flush's answer may arrive late on a loaded machine (0.5 s once in CI).
+        let refusedAt = Date()
         let flush = await logger.flush()
         guard case .server(503, _)? = flush.error else {
             Issue.record("expected the 503 in the flush, got \(flush)")
             return
         }
-        let refusedAt = Date()
         try await transport.waitForEvents(count: 1)
         #expect(Date().timeIntervalSince(refusedAt) >= 0.9)
         #expect(transport.batches.map(\.response) == [.status(503, retryAfter: 1), .accept])
