@@ -116,7 +116,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        .target(name: "NFLoggerTesting", dependencies: ["NFLogger"], swiftSettings: libraryFeatures),
+        .target(name: "NFLoggerTesting", dependencies: ["NFLogger", "NFLogSupport"], swiftSettings: libraryFeatures),
         // Its exported events are NFLoggerTesting's typed RecordedEvents.
         .target(name: "NFLogCollectorTesting", dependencies: [
             "NFLogCollector", "NFLoggerTesting", "NFLogSupport", .product(name: "Logging", package: "swift-log"),

@@ -16,6 +16,8 @@ public struct RecordedBatch: Sendable, Hashable, Identifiable {
     public let sessions: [RecordedSession]
     /// The events, in the order the SDK wrote them.
     public let events: [RecordedEvent]
+    /// The aggregates (events a policy's `rules.aggregate` folded), once their windows closed.
+    public let aggregates: [RecordedAggregate]
     /// From the batch's `diagnostics`: events the device's rolling database dropped before they
     /// could be sent, by name. Empty when it reported none.
     public let prunedEvents: [String: Int64]

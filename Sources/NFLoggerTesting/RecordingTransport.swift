@@ -38,6 +38,9 @@ public final class RecordingTransport: HTTPTransport, Sendable {
         var events: [RecordedEvent] = []
         /// The ids in `events`.
         var eventIDs: Set<UUID> = []
+        /// The aggregates of accepted batches, each id once, in the order they arrived.
+        var aggregates: [RecordedAggregate] = []
+        var aggregateIDs: Set<UUID> = []
         var unreadableUploads: [String] = []
         var responses: [Response] = []
         var responder: (@Sendable ([RecordedEvent]) -> Response)?
@@ -95,6 +98,9 @@ public final class RecordingTransport: HTTPTransport, Sendable {
     /// when it could not delete a delivered batch); ``batches`` shows every copy.
     public var events: [RecordedEvent] { state.withLock { $0.events } }
 
+    /// The aggregates of every accepted batch, in the order they arrived, each id once.
+    public var aggregates: [RecordedAggregate] { state.withLock { $0.aggregates } }
+
     /// The events of ``events`` with this name.
     public func events(named name: String) -> [RecordedEvent] {
         state.withLock { $0.events.filter { $0.name == name } }
@@ -146,6 +152,9 @@ public final class RecordingTransport: HTTPTransport, Sendable {
             if answered.isAccepted {
                 for event in answered.events {
                     if state.eventIDs.insert(event.id).inserted { state.events.append(event) } else { duplicates += 1 }
+                }
+                for aggregate in answered.aggregates {
+                    if state.aggregateIDs.insert(aggregate.id).inserted { state.aggregates.append(aggregate) } else { duplicates += 1 }
                 }
             }
             return (duplicates, state.takeSatisfiedWaiters())
@@ -200,7 +209,7 @@ public final class RecordingTransport: HTTPTransport, Sendable {
     }
 
     private static func accepted(_ status: Int, batch: RecordedBatch, duplicates: Int) -> TransportResponse {
-        let body = AcceptedBody(batchID: batch.id.uuidString.lowercased(), accepted: batch.events.count - duplicates,
+        let body = AcceptedBody(batchID: batch.id.uuidString.lowercased(), accepted: batch.events.count + batch.aggregates.count - duplicates,
                                 duplicates: duplicates)
         return TransportResponse(status: status, headers: ["Content-Type": "application/json"],
                                  body: (try? JSONEncoder().encode(body)) ?? Data())

@@ -188,7 +188,7 @@ struct StorageTests {
         try Schema.migrate(connection)  // a second run is a no-op
         let tables = try DatabaseReader(directory.databaseURL)
             .rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").compactMap { $0["name"] as? String }
-        #expect(tables == ["contexts", "device_notes", "encryption", "open_epochs", "point_events", "pruned_counts", "quarantined_events",
+        #expect(tables == ["aggregate_events", "contexts", "device_notes", "encryption", "open_epochs", "point_events", "pruned_counts", "quarantined_events",
                            "sessions", "span_events", "upload_batches", "upload_hold"])
     }
 

@@ -50,12 +50,20 @@ public struct Diagnostics: Sendable, CustomStringConvertible {
     public let databaseResets: [String]
     /// The database file.
     public let databasePath: String
+    /// Aggregates stored (open or closed, waiting for upload), and the events folded into them
+    /// (a policy's `rules.aggregate`). Each aggregate is one row for the database's limits.
+    public var storedAggregates: Int = 0
+    public var aggregatedEvents: Int = 0
+    /// Events folded into an overflow series since the logger started, because their name and
+    /// window already had the rule's `max_series` series.
+    public var aggregateOverflowEvents: Int = 0
 
     public var description: String {
         var lines = [
             "mode: \(mode)",
             "calls: \(recorded) recorded, \(filtered) filtered, \(disabled) disabled, \(failed) failed",
             "stored: \(storedPointEvents) point events, \(storedSpanEvents) spans (\(openSpans) open) in \(databasePath)",
+            "aggregated: \(aggregatedEvents) events in \(storedAggregates) aggregates\(aggregateOverflowEvents > 0 ? ", \(aggregateOverflowEvents) into overflow series" : "")",
             "pruned: \(prunedEvents) events dropped by the limits, \(abandonedSpans) spans abandoned",
             "consent: \(consent)\(consentDeletedEvents > 0 ? ", \(consentDeletedEvents) held events deleted" : "")",
             "upload: \(uploadedEvents) events in \(uploadedBatches) batches, \(waitingForUpload) waiting, \(retriedUploads) retries, \(quarantinedEvents) quarantined",

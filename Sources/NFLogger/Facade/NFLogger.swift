@@ -317,7 +317,9 @@ public final class NFLogger: Sendable {
                 lastUploadError: uploader?.lastError, nextUploadAttempt: uploader?.nextAttempt,
                 prunedEvents: database.prunedEvents, abandonedSpans: database.abandonedSpans,
                 consent: consent, consentDeletedEvents: database.consentDeletedEvents, policy: policy,
-                lastStorageError: database.lastError, databaseResets: database.resets, databasePath: database.path)
+                lastStorageError: database.lastError, databaseResets: database.resets, databasePath: database.path,
+                storedAggregates: stored?.aggregates ?? 0, aggregatedEvents: stored?.aggregatedEvents ?? 0,
+                aggregateOverflowEvents: database.aggregateOverflowEvents)
             completions.queue.async { completion(snapshot) }
         }
     }

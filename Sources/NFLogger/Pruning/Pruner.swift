@@ -8,14 +8,15 @@ import NFLogSupport
 /// drop is never silent.
 ///
 /// It never drops an event that is in a batch on its way to the collector, nor a span still
-/// open (its end would then fail); open spans leave only as abandoned spans.
+/// open (its end would then fail); open spans leave only as abandoned spans. An aggregate is one
+/// row for the limits, and once closed it can be dropped like an event; its pruned count is the
+/// events folded into it.
 ///
 /// Used only on the RequestManager's queue, inside transactions its owner opens.
 final class Pruner {
     private let connection: SQLiteConnection
     private let path: String
-    private let countPoints: SQLiteStatement
-    private let countSpans: SQLiteStatement
+    private let countRows: SQLiteStatement
     private let addCount: SQLiteStatement
     private let pageCount: SQLiteStatement
     private let freePages: SQLiteStatement
@@ -24,8 +25,9 @@ final class Pruner {
     init(connection: SQLiteConnection, path: String) throws(SQLiteError) {
         self.connection = connection
         self.path = path
-        countPoints = try connection.prepare("SELECT count(*) FROM point_events")
-        countSpans = try connection.prepare("SELECT count(*) FROM span_events")
+        countRows = try connection.prepare("""
+            SELECT (SELECT count(*) FROM point_events) + (SELECT count(*) FROM span_events) + (SELECT count(*) FROM aggregate_events)
+            """)
         addCount = try connection.prepare("""
             INSERT INTO pruned_counts (name, count) VALUES (?, ?)
             ON CONFLICT (name) DO UPDATE SET count = count + excluded.count
@@ -35,10 +37,25 @@ final class Pruner {
         pageSize = try connection.scalarInt("PRAGMA page_size")
     }
 
-    /// How many events the tables hold.
+    /// How many rows the tables hold (events, and aggregates as one row each).
     func storedEvents() throws(SQLiteError) -> Int {
-        Int(try countPoints.collect { $0.int64(at: 0) }.first ?? 0) + Int(try countSpans.collect { $0.int64(at: 0) }.first ?? 0)
+        Int(try countRows.collect { $0.int64(at: 0) }.first ?? 0)
     }
+
+    /// A table the limits apply to: its time column, what makes a row droppable besides not
+    /// being in a batch, and how many events a row stands for.
+    private struct PrunedTable {
+        let name: String
+        let time: String
+        let droppable: String
+        let events: String
+    }
+
+    private static let tables = [
+        PrunedTable(name: "point_events", time: "timestamp_ms", droppable: "1", events: "count(*)"),
+        PrunedTable(name: "span_events", time: "start_ms", droppable: "end_ms IS NOT NULL", events: "count(*)"),
+        PrunedTable(name: "aggregate_events", time: "start_ms", droppable: "end_ms IS NOT NULL", events: "sum(count)"),
+    ]
 
     /// Bytes of the database file plus its write-ahead log, and the part of the file in use.
     func bytes() throws(SQLiteError) -> (total: Int64, used: Int64) {
@@ -62,6 +79,7 @@ final class Pruner {
         let list = batches.map(String.init).joined(separator: ",")
         return Int(try connection.scalarInt("""
             SELECT (SELECT count(*) FROM point_events WHERE batch_id IN (\(list))) + (SELECT count(*) FROM span_events WHERE batch_id IN (\(list)))
+                 + (SELECT count(*) FROM aggregate_events WHERE batch_id IN (\(list)))
             """))
     }
 
@@ -71,7 +89,7 @@ final class Pruner {
     func enforce(_ limits: StorageLimits, ageCutoff: Int64?, inFlight: Int = 0, storedEvents: inout Int) throws(SQLiteError) -> Outcome {
         var outcome = Outcome()
         if let cutoff = ageCutoff {
-            outcome.droppedByAge = try drop(where: "timestamp_ms < \(cutoff)", spanWhere: "start_ms < \(cutoff)")
+            outcome.droppedByAge = try dropOlder(than: cutoff)
             storedEvents -= outcome.droppedByAge
         }
 
@@ -92,45 +110,57 @@ final class Pruner {
         return outcome
     }
 
-    /// Drops every row matching the conditions (not in a batch; spans: not open), counting by name.
-    private func drop(where pointCondition: String, spanWhere spanCondition: String) throws(SQLiteError) -> Int {
-        try dropRows(table: "point_events", selection: "SELECT id FROM point_events WHERE batch_id IS NULL AND \(pointCondition)")
-            + dropRows(table: "span_events",
-                       selection: "SELECT id FROM span_events WHERE batch_id IS NULL AND end_ms IS NOT NULL AND \(spanCondition)")
+    /// Drops every row older than `cutoff` (not in a batch; spans and aggregates: closed), counting by name.
+    private func dropOlder(than cutoff: Int64) throws(SQLiteError) -> Int {
+        var dropped = 0
+        for table in Self.tables {
+            dropped += try dropRows(table, selection: """
+                SELECT id FROM \(table.name) WHERE batch_id IS NULL AND \(table.droppable) AND \(table.time) < \(cutoff)
+                """)
+        }
+        return dropped
     }
 
-    /// Drops the `count` oldest events across both tables (by priority, then age).
+    /// Drops the `count` oldest rows across the tables (by priority, then age).
     private func dropOldest(_ count: Int, prioritised: Bool) throws(SQLiteError) -> Int {
         guard count > 0 else { return 0 }
         let order = prioritised ? "priority, id" : "id"
+        func selection(_ table: PrunedTable, limit: Int) -> String {
+            "SELECT id FROM \(table.name) WHERE batch_id IS NULL AND \(table.droppable) ORDER BY \(order) LIMIT \(limit)"
+        }
         // Take up to `count` candidates from each table, merge them by (priority, time), and see
         // how many the merge takes from each: those are prefixes of each table's order.
-        let points = try connection.prepare("""
-            SELECT priority, timestamp_ms FROM point_events WHERE batch_id IS NULL ORDER BY \(order) LIMIT \(count)
-            """).collect { ($0.int64(at: 0), $0.int64(at: 1)) }
-        let spans = try connection.prepare("""
-            SELECT priority, start_ms FROM span_events WHERE batch_id IS NULL AND end_ms IS NOT NULL ORDER BY \(order) LIMIT \(count)
-            """).collect { ($0.int64(at: 0), $0.int64(at: 1)) }
-        var p = 0, s = 0
-        while p + s < count && (p < points.count || s < spans.count) {
-            if s == spans.count || (p < points.count && (points[p].0, points[p].1) <= (spans[s].0, spans[s].1)) { p += 1 } else { s += 1 }
+        var candidates: [(priority: Int64, time: Int64, table: Int)] = []
+        for (index, table) in Self.tables.enumerated() {
+            candidates += try connection.prepare("""
+                SELECT priority, \(table.time) FROM \(table.name) WHERE id IN (\(selection(table, limit: count))) ORDER BY \(order)
+                """).collect { ($0.int64(at: 0), $0.int64(at: 1), index) }
         }
-        return try dropRows(table: "point_events", selection: "SELECT id FROM point_events WHERE batch_id IS NULL ORDER BY \(order) LIMIT \(p)")
-            + dropRows(table: "span_events",
-                       selection: "SELECT id FROM span_events WHERE batch_id IS NULL AND end_ms IS NOT NULL ORDER BY \(order) LIMIT \(s)")
+        // Stable: within a table, the order above.
+        let taken = candidates.enumerated()
+            .sorted { ($0.element.priority, $0.element.time, $0.offset) < ($1.element.priority, $1.element.time, $1.offset) }
+            .prefix(count)
+        var dropped = 0
+        for (index, table) in Self.tables.enumerated() {
+            let fromTable = taken.count { $0.element.table == index }
+            if fromTable > 0 { dropped += try dropRows(table, selection: selection(table, limit: fromTable)) }
+        }
+        return dropped
     }
 
-    /// Counts the selected rows by name into `pruned_counts`, then deletes them.
-    private func dropRows(table: String, selection: String) throws(SQLiteError) -> Int {
-        let counts = try connection.prepare("SELECT name, count(*) FROM \(table) WHERE id IN (\(selection)) GROUP BY name")
-            .collect { ($0.text(at: 0) ?? "", $0.int64(at: 1)) }
+    /// Counts the events of the selected rows by name into `pruned_counts`, then deletes them.
+    /// Returns how many rows.
+    private func dropRows(_ table: PrunedTable, selection: String) throws(SQLiteError) -> Int {
+        let counts = try connection.prepare("""
+            SELECT name, count(*), \(table.events) FROM \(table.name) WHERE id IN (\(selection)) GROUP BY name
+            """).collect { ($0.text(at: 0) ?? "", $0.int64(at: 1), $0.int64(at: 2)) }
         guard !counts.isEmpty else { return 0 }
-        for (name, count) in counts {
+        for (name, _, events) in counts where events > 0 {
             try addCount.bind(name, at: 1)
-            try addCount.bind(count, at: 2)
+            try addCount.bind(events, at: 2)
             try addCount.run()
         }
-        try connection.execute("DELETE FROM \(table) WHERE id IN (\(selection))")
+        try connection.execute("DELETE FROM \(table.name) WHERE id IN (\(selection))")
         return counts.reduce(0) { $0 + Int($1.1) }
     }
 

@@ -26,6 +26,11 @@ final class RequestManager: @unchecked Sendable {
     private let encoder: ParameterEncoder
     private let logger: Logger
     private var maintenanceTimer: (any DispatchSourceTimer)?
+    /// Fires when the next open aggregate's window ends, so it closes (and travels) on time
+    /// even if nothing else is written then.
+    private var windowTimer: (any DispatchSourceTimer)?
+    private var windowTimerDeadline: Int64?
+    private let clock: any EventClock
     /// How often the Pruner's periodic pass runs.
     static let maintenanceInterval: TimeInterval = 60
 
@@ -63,6 +68,7 @@ final class RequestManager: @unchecked Sendable {
         self.maxPendingBytes = configuration.limits.maxPendingBytes
         self.encoder = ParameterEncoder(maxBytes: configuration.limits.maxParametersBytes)
         self.pending = Lock(PendingState(sessions: sessions))
+        self.clock = clock
         if let url = configuration.uploadURL, let appKey = configuration.appKey {
             uploader = Uploader(queue: queue, database: database,
                                 transport: transport,
@@ -85,6 +91,7 @@ final class RequestManager: @unchecked Sendable {
 
     deinit {
         maintenanceTimer?.cancel()
+        windowTimer?.cancel()
     }
 
     private enum Admitted {
@@ -168,7 +175,10 @@ final class RequestManager: @unchecked Sendable {
             return Self.append(.sessionSuspended(state.sessions.current, atMilliseconds: wallMilliseconds), [:], nil, cost: 0, to: &state)
         }
         if scheduleDrain { queue.async { self.drain() } }
-        queue.async { self.uploader?.suspend() }
+        queue.async {
+            self.closeAggregates(early: true)
+            self.uploader?.suspend()
+        }
     }
 
     func resume(wallMilliseconds: Int64, monotonicNanoseconds: UInt64) {
@@ -266,7 +276,9 @@ final class RequestManager: @unchecked Sendable {
             completions.finish(batch: delivered)
             // Counts only: never a name or a parameter.
             logger.trace("wrote a transaction", metadata: ["requests": "\(batch.count)", "recorded": "\(recorded)"])
+            recorded += database.takeClosedAggregates()
             if recorded > 0 { uploader?.recorded(recorded) }
+            scheduleWindowTimer()
             batch.removeAll(keepingCapacity: true)
             spare = batch
         }
@@ -276,7 +288,8 @@ final class RequestManager: @unchecked Sendable {
     /// A request whose parameters fail (a non-finite double, too many bytes) fails alone.
     /// - Returns: one status per request, in order.
     private func encodeAndWrite(_ batch: inout [PendingRequest]) -> [LogStatus] {
-        let failures = ParameterEncoding.encode(&batch, with: encoder)
+        var failures = Self.foldMatching(&batch, rules: database.aggregateRules)
+        failures.merge(ParameterEncoding.encode(&batch, with: encoder)) { first, _ in first }
         if failures.isEmpty { return database.write(batch.lazy.map(\.request)) }
         let writable = batch.indices.filter { failures[$0] == nil }.map { batch[$0].request }
         var written = database.write(writable).makeIterator()
@@ -284,6 +297,57 @@ final class RequestManager: @unchecked Sendable {
             if let failure = failures[index] { return .failed(failure) }
             return written.next() ?? .failed(.closed)
         }
+    }
+
+    /// Turns the point events a `rules.aggregate` rule matches into folds: their parameters are
+    /// not encoded, only their numbers and dimensions kept. A non-finite number fails its event,
+    /// as it would fail a stored one.
+    private static func foldMatching(_ batch: inout [PendingRequest], rules: [AggregateRule]) -> [Int: NFLoggerError] {
+        guard !rules.isEmpty else { return [:] }
+        var failures: [Int: NFLoggerError] = [:]
+        for index in batch.indices {
+            guard case .event(let record) = batch[index].request, record.draft.kind == .point,
+                  let rule = rules.rule(for: record.draft.name) else { continue }
+            do {
+                batch[index].request = .fold(try Fold(record, parameters: batch[index].parameters, rule: rule))
+            } catch {
+                failures[index] = error
+            }
+            batch[index].parameters = [:]
+        }
+        return failures
+    }
+
+    // MARK: Aggregates
+
+    /// Closes the aggregates whose windows ended (with `early`, those open a second or more)
+    /// and tells the uploader about them.
+    private func closeAggregates(early: Bool) {
+        database.closeAggregates(early: early)
+        let closed = database.takeClosedAggregates()
+        if closed > 0 { uploader?.recorded(closed) }
+        scheduleWindowTimer()
+    }
+
+    /// Keeps one timer armed for the next window's end.
+    private func scheduleWindowTimer() {
+        guard let next = database.nextAggregateClose else {
+            windowTimer?.cancel()
+            (windowTimer, windowTimerDeadline) = (nil, nil)
+            return
+        }
+        guard next != windowTimerDeadline else { return }
+        windowTimer?.cancel()
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let delay = max(0, next - clock.wallMilliseconds()) + 5  // just past the end: closing is `end <= now`
+        timer.schedule(deadline: .now() + .milliseconds(Int(min(delay, 86_400_000))), leeway: .milliseconds(100))
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            self.windowTimerDeadline = nil
+            self.closeAggregates(early: false)
+        }
+        timer.resume()
+        (windowTimer, windowTimerDeadline) = (timer, next)
     }
 
     /// Runs `body` on the queue after every request queued before this call has been written.
@@ -300,6 +364,7 @@ final class RequestManager: @unchecked Sendable {
         queue.async {
             self.uploader?.apply(policy?.upload)
             self.database.limits = StorageLimits(self.configurationLimits, policy: policy)
+            self.database.aggregateRules = policy?.aggregates ?? []
         }
     }
 
@@ -310,6 +375,7 @@ final class RequestManager: @unchecked Sendable {
     func maintain() {
         queue.async {
             if self.database.owesConsent { _ = self.database.write([StorageRequest]()) }
+            self.closeAggregates(early: false)
             self.database.enforceLimits(includingAge: true)
         }
     }
@@ -325,6 +391,8 @@ final class RequestManager: @unchecked Sendable {
     /// Writes what is queued, then uploads everything stored.
     func flush(completion: @escaping @Sendable (FlushResult) -> Void) {
         afterPendingWrites { [completions] database, uploader in
+            // An aggregate open a second or more goes with this flush.
+            self.closeAggregates(early: true)
             guard let uploader else {
                 let remaining = (try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.waitingCount() }) ?? 0
                 completions.queue.async { completion(FlushResult(uploadedEvents: 0, remainingEvents: remaining, quarantinedEvents: 0, error: .notConfigured)) }
@@ -338,7 +406,9 @@ final class RequestManager: @unchecked Sendable {
     func close(completion: @escaping @Sendable () -> Void) {
         pending.withLock { $0.closed = true }
         afterPendingWrites { database, uploader in
+            self.closeAggregates(early: true)
             self.maintenanceTimer?.cancel()
+            self.windowTimer?.cancel()
             uploader?.close()
             database.close()
             completion()

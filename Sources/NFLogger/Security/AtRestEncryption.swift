@@ -56,6 +56,7 @@ enum AtRestEncryption {
             try seal(connection, cipher, table: "point_events", column: "parameters", slot: .parameters)
             try seal(connection, cipher, table: "span_events", column: "parameters", slot: .parameters)
             try seal(connection, cipher, table: "span_events", column: "end_parameters", slot: .endParameters)
+            try seal(connection, cipher, table: "aggregate_events", column: "parameters", slot: .parameters)
             try seal(connection, cipher, table: "quarantined_events", column: "payload", slot: .quarantined)
             let insert = try connection.prepare("INSERT INTO encryption (id, key_check) VALUES (1, ?), (\(scrubPendingRow), NULL)")
             try insert.bindBlob(try check(cipher), at: 1)

@@ -34,6 +34,14 @@ struct ParameterCipher: Sendable {
         }
     }
 
+    /// A keyed digest of `text` (HMAC-SHA-256, hex): equal texts give equal digests, which reveal
+    /// nothing without the key. For values the database must compare but not show (an
+    /// aggregate's dimension values, which are parameters).
+    func digest(_ text: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Array("nflogger.series\u{0}".utf8) + Array(text.utf8), using: key)
+        return Hex.encode(mac)
+    }
+
     func open(_ sealed: [UInt8], id: UUID, slot: Slot) throws(CipherError) -> [UInt8] {
         guard sealed.first == Self.format else { throw .notSealed }
         do {

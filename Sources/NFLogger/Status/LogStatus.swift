@@ -7,6 +7,10 @@ public import Foundation
 public enum LogStatus: Sendable, Equatable, CustomStringConvertible {
     /// The event is committed to the SDK's SQLite database under this id. A crash of the app
     /// after this point does not lose it; it stays on the device until a collector confirms it.
+    ///
+    /// When a policy's `rules.aggregate` matched the event, it was folded into an aggregate
+    /// rather than stored alone, and the id is the aggregate's, shared by every event folded
+    /// into it (``isAggregated`` tells).
     case recorded(UUID)
     /// The current mode or policy chose not to record the event.
     case filtered(FilterReason)
@@ -21,9 +25,16 @@ public enum LogStatus: Sendable, Equatable, CustomStringConvertible {
         return false
     }
 
+    /// `true` for ``recorded(_:)`` when the event was folded into an aggregate (its id is then
+    /// the aggregate's, a UUIDv8; an event's own id is a UUIDv7).
+    public var isAggregated: Bool {
+        if case .recorded(let id) = self { return id.uuid.6 >> 4 == 8 }
+        return false
+    }
+
     public var description: String {
         switch self {
-        case .recorded(let id): "recorded \(id.uuidString.lowercased())"
+        case .recorded(let id): "\(isAggregated ? "aggregated into" : "recorded") \(id.uuidString.lowercased())"
         case .filtered(let reason): "filtered (\(reason))"
         case .disabled: "disabled"
         case .failed(let error): "failed: \(error)"

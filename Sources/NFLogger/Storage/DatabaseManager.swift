@@ -166,7 +166,7 @@ final class DatabaseManager {
         owner.check()
         do throws(SQLiteError) {
             let db = try openDatabase()
-            let statuses = try writer.write(requests, to: db, limits: limits)
+            let statuses = try writer.write(requests, to: db, limits: limits, now: clock.wallMilliseconds())
             lastError = nil
             enforceLimits(db, now: clock.wallMilliseconds(), includingAge: false)
             return statuses
@@ -187,6 +187,42 @@ final class DatabaseManager {
             return Array(repeating: .failed(.storage(StorageError(error))), count: requests.count)
         }
     }
+
+    // MARK: Aggregates
+
+    /// The policy's `rules.aggregate` in force.
+    var aggregateRules: [AggregateRule] {
+        get { writer.aggregator.rules }
+        set { writer.aggregator.rules = newValue }
+    }
+
+    /// Events folded into an overflow series since the logger started, for diagnostics.
+    var aggregateOverflowEvents: Int { writer.aggregator.overflowEvents }
+
+    /// Closes the aggregates whose windows have ended, and with `early` (a flush, a suspend, a
+    /// close) every one open for at least a second. A failure is remembered in `lastError` and
+    /// changes nothing: the windows close at the next write or the next call.
+    func closeAggregates(early: Bool) {
+        owner.check()
+        guard let db = try? openDatabase() else { return }
+        let now = clock.wallMilliseconds()
+        let aggregator = writer.aggregator
+        do throws(SQLiteError) {
+            try db.connection.transaction { () throws(SQLiteError) in
+                if early { try aggregator.closeEarly(now: now, db: db) } else { try aggregator.closeDue(now: now, db: db) }
+            }
+            aggregator.committed()
+        } catch {
+            aggregator.forget()
+            lastError = StorageError(error)
+        }
+    }
+
+    /// Aggregates closed since the last call: ready for upload.
+    func takeClosedAggregates() -> Int { writer.aggregator.takeClosed() }
+
+    /// When the next open aggregate closes by time, if this process knows of one.
+    var nextAggregateClose: Int64? { writer.aggregator.nextWindowEnd }
 
     /// Runs `body` with the outbox inside one transaction. On failure everything is rolled back
     /// and the error is remembered, as for writes.
@@ -221,9 +257,10 @@ final class DatabaseManager {
     }
 
     /// What is stored, for diagnostics.
-    func storedCounts() throws(SQLiteError) -> (points: Int, spans: Int, openSpans: Int) {
+    func storedCounts() throws(SQLiteError) -> (points: Int, spans: Int, openSpans: Int, aggregates: Int, aggregatedEvents: Int) {
         owner.check()
         let db = try openDatabase()
-        return (try db.tables.points.count(), try db.tables.spans.count(), try db.tables.spans.openCount())
+        return (try db.tables.points.count(), try db.tables.spans.count(), try db.tables.spans.openCount(),
+                try db.tables.aggregates.count(), try db.tables.aggregates.foldedEvents())
     }
 }

@@ -1,10 +1,34 @@
 import Foundation
 import NFLogSupport
 
-/// The two kinds of event, each with its own table.
+/// The two kinds of event an app logs, each with its own table.
 enum EventKind: String, Sendable {
     case point
     case span
+}
+
+/// The kinds of record the database keeps for upload: the app's events, and the aggregates
+/// that events matching a policy's `rules.aggregate` are folded into. Each has its own table.
+enum RecordKind: String, Sendable {
+    case point
+    case span
+    case aggregate
+
+    init(_ kind: EventKind) {
+        switch kind {
+        case .point: self = .point
+        case .span: self = .span
+        }
+    }
+
+    /// Among records of the same time, the order a batch lists them in.
+    var order: Int {
+        switch self {
+        case .point: 0
+        case .span: 1
+        case .aggregate: 2
+        }
+    }
 }
 
 /// A validated, time-stamped event that has not yet been given its id and session.
@@ -47,6 +71,8 @@ struct SpanEnd: Sendable {
 enum StorageRequest: Sendable {
     case event(EventRecord)
     case endSpan(SpanEnd)
+    /// An event a policy's `rules.aggregate` matched, to fold into its aggregate.
+    case fold(Fold)
     case sessionSuspended(Session, atMilliseconds: Int64)
     case sessionResumed(Session)
     /// The app set its consent: from here on, in the order of the calls.
@@ -57,14 +83,14 @@ enum StorageRequest: Sendable {
         switch self {
         case .event(var record): record.draft.parameters = encoded; self = .event(record)
         case .endSpan(var end): end.parameters = encoded; self = .endSpan(end)
-        case .sessionSuspended, .sessionResumed, .consent: break
+        case .fold, .sessionSuspended, .sessionResumed, .consent: break
         }
     }
 
     /// Whether this request answers an app's logging call (and so counts in diagnostics).
     var isLoggingCall: Bool {
         switch self {
-        case .event, .endSpan: true
+        case .event, .endSpan, .fold: true
         case .sessionSuspended, .sessionResumed, .consent: false
         }
     }

@@ -1,15 +1,14 @@
 import Foundation
 import NFLogSupport
 
-/// The storage of one kind of event. ``EventTableFactory`` hands out the right one for a kind.
+/// The storage of one kind of record. ``EventTableFactory`` hands out the right one for a kind.
 ///
 /// Rows move through three states: recorded (no `batch_id`), assigned to an upload batch, and
-/// deleted once the collector confirmed that batch.
+/// deleted once the collector confirmed that batch. How rows get there is each table's own
+/// (events are inserted, aggregates are folded into).
 protocol EventTable: AnyObject {
-    var kind: EventKind { get }
-    /// Inserts an event; the caller owns the transaction.
-    func insert(_ event: EventRecord, sessionRowID: Int64, priority: Int) throws(SQLiteError)
-    /// How many events of this kind are stored.
+    var kind: RecordKind { get }
+    /// How many records of this kind are stored.
     func count() throws(SQLiteError) -> Int
 
     /// The context and time of the oldest row ready for upload (not in a batch; spans: ended).
@@ -55,15 +54,17 @@ extension SQLiteStatement {
     }
 
     /// Reads the columns every event table's upload queries start with, in this order:
-    /// `id, uuid, session_id, name, type, parameters, <time in ms>`, then the span's own.
-    func storedEvent(kind: EventKind) -> StoredEvent {
+    /// `id, uuid, session_id, name, type, parameters, <time in ms>`, then the span's own
+    /// (`end_ms, duration_ns, end_parameters, abandoned`) or the aggregate's (`end_ms, window_s`).
+    func storedEvent(kind: RecordKind) -> StoredEvent {
         StoredEvent(kind: kind, rowID: int64(at: 0), id: uuid(at: 1), sessionRowID: int64(at: 2),
                     name: text(at: 3) ?? "", type: text(at: 4) ?? "", parameters: blob(at: 5),
                     timestamp: int64(at: 6),
-                    end: kind == .span && !isNull(at: 7) ? int64(at: 7) : nil,
+                    end: kind != .point && !isNull(at: 7) ? int64(at: 7) : nil,
                     durationNanoseconds: kind == .span && !isNull(at: 8) ? int64(at: 8) : nil,
                     endParameters: kind == .span ? blob(at: 9) : nil,
-                    abandoned: kind == .span && int64(at: 10) != 0)
+                    abandoned: kind == .span && int64(at: 10) != 0,
+                    windowSeconds: kind == .aggregate ? int64(at: 8) : nil)
     }
 }
 

@@ -28,6 +28,8 @@ final class EventWriter {
     private var owedConsent: [(Consent, ConsentReceipt?)]
     /// What this transaction's consent changes deleted, made final when it commits.
     private var uncommittedDeletions: [(ConsentReceipt?, Int)] = []
+    /// Folds the events a policy's `rules.aggregate` matches, in the same transactions.
+    let aggregator: Aggregator
 
     init(owner: QueueOwner, properties: StandardProperties, limitEnforcer: LimitEnforcer, consent: Consent) {
         self.owner = owner
@@ -35,13 +37,16 @@ final class EventWriter {
         self.owedConsent = [(consent, nil)]
         self.contextJSON = properties.canonicalJSON()
         self.limitEnforcer = limitEnforcer
+        self.aggregator = Aggregator(owner: owner, limitEnforcer: limitEnforcer)
     }
 
     /// Applies `requests` in one transaction and returns one status per request, in order: each
     /// request's own outcome (`.recorded`, or a `.failed` that changed nothing, such as ending an
-    /// unknown span). Throws, having written nothing, when the transaction fails.
+    /// unknown span). Folded events' aggregates are written, and aggregates whose windows ended
+    /// by `now` closed, in the same transaction. Throws, having written nothing, when the
+    /// transaction fails.
     func write(_ requests: some Collection<StorageRequest>, to db: OpenDatabase,
-               limits: StorageLimits) throws(SQLiteError) -> [LogStatus] {
+               limits: StorageLimits, now: Int64) throws(SQLiteError) -> [LogStatus] {
         owner.check()
         var statuses: [LogStatus] = []
         statuses.reserveCapacity(requests.count)
@@ -51,8 +56,10 @@ final class EventWriter {
             try db.connection.transaction { () throws(SQLiteError) in
                 for (consent, receipt) in owed { uncommittedDeletions.append((receipt, try reconcile(consent, db))) }
                 for request in requests {
-                    statuses.append(try apply(request, db, limits))
+                    statuses.append(try apply(request, db, limits, now: now))
                 }
+                try aggregator.persist(db)
+                try aggregator.closeDue(now: now, db: db)
             }
         } catch {
             // Nothing committed (the failure may have come before any request was applied): this
@@ -67,7 +74,8 @@ final class EventWriter {
             uncommittedDeletions = []
             throw error
         }
-        // Committed: the consent changes took effect.
+        // Committed: the consent changes took effect, and the folds.
+        aggregator.committed()
         owedConsent = []
         var deleted = 0
         for (receipt, count) in uncommittedDeletions {
@@ -91,9 +99,10 @@ final class EventWriter {
         owner.check()
         contextRowID = nil
         sessionRowIDs = [:]
+        aggregator.forget()
     }
 
-    private func apply(_ request: StorageRequest, _ db: OpenDatabase, _ limits: StorageLimits) throws(SQLiteError) -> LogStatus {
+    private func apply(_ request: StorageRequest, _ db: OpenDatabase, _ limits: StorageLimits, now: Int64) throws(SQLiteError) -> LogStatus {
         switch request {
         case .event(var event):
             // Logged while consent was pending: held if it still is, released if it was granted
@@ -104,9 +113,19 @@ final class EventWriter {
             }
             let session = try sessionRowID(event.session, db)
             let priority = limits.priorities.isEmpty ? 0 : limits.priority(for: event.draft.name)
-            try db.tables.table(for: event.draft.kind).insert(event, sessionRowID: session, priority: priority)
+            switch event.draft.kind {
+            case .point: try db.tables.points.insert(event, sessionRowID: session, priority: priority)
+            case .span: try db.tables.spans.insert(event, sessionRowID: session, priority: priority)
+            }
             limitEnforcer.countInserted()
             return .recorded(event.id)
+        case .fold(let fold):
+            // Consent as for an event: a held event folds into a held aggregate of its own.
+            if fold.loggedWhilePending && consent == .denied { return .filtered(.consentDenied) }
+            let held = fold.loggedWhilePending && consent == .pending
+            let session = try sessionRowID(fold.session, db)
+            let priority = limits.priorities.isEmpty ? 0 : limits.priority(for: fold.name)
+            return .recorded(try aggregator.fold(fold, held: held, sessionRowID: session, priority: priority, now: now, db: db))
         case .endSpan(let end):
             // An end logged while pending holds its span (start included) until consent is given.
             if end.loggedWhilePending && consent == .denied { return .filtered(.consentDenied) }
@@ -135,14 +154,21 @@ final class EventWriter {
         case .pending:
             return 0
         case .granted:
+            // The aggregator's cache knows which rows are held: written out and read again.
+            try aggregator.reload(db)
             try db.connection.execute("UPDATE point_events SET held = 0 WHERE held = 1")
             try db.connection.execute("UPDATE span_events SET held = 0 WHERE held = 1")
+            try db.connection.execute("UPDATE aggregate_events SET held = 0 WHERE held = 1")
             return 0
         case .denied:
+            try aggregator.reload(db)
             try db.connection.execute("DELETE FROM point_events WHERE held = 1")
             var deleted = Int(db.connection.changes)
             try db.connection.execute("DELETE FROM span_events WHERE held = 1")
             deleted += Int(db.connection.changes)
+            // An aggregate stands for every event folded into it.
+            deleted += Int(try db.connection.scalarInt("SELECT coalesce(sum(count), 0) FROM aggregate_events WHERE held = 1"))
+            try db.connection.execute("DELETE FROM aggregate_events WHERE held = 1")
             return deleted
         }
     }

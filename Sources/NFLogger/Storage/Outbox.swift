@@ -18,8 +18,10 @@ final class Outbox {
     private let latestContext: SQLiteStatement
     private let maxPointID: SQLiteStatement
     private let maxSpanID: SQLiteStatement
+    private let maxAggregateID: SQLiteStatement
     private let pointsUpTo: SQLiteStatement
     private let spansUpTo: SQLiteStatement
+    private let aggregatesUpTo: SQLiteStatement
     private let batchShape: SQLiteStatement
     private let diagnostics: DiagnosticRecords
     private let quarantine: EventQuarantine
@@ -43,12 +45,15 @@ final class Outbox {
         context = try connection.prepare("SELECT properties FROM contexts WHERE id = ?")
         maxPointID = try connection.prepare("SELECT coalesce(max(id), 0) FROM point_events")
         maxSpanID = try connection.prepare("SELECT coalesce(max(id), 0) FROM span_events")
+        maxAggregateID = try connection.prepare("SELECT coalesce(max(id), 0) FROM aggregate_events WHERE end_ms IS NOT NULL")
         // EXISTS, not count(*): the uploader asks after every batch, and a count walks every row
         // below the watermark (quadratic over a large backlog, found by the benchmark).
         pointsUpTo = try connection.prepare("SELECT EXISTS (SELECT 1 FROM point_events WHERE id <= ?)")
         spansUpTo = try connection.prepare("SELECT EXISTS (SELECT 1 FROM span_events WHERE id <= ? AND end_ms IS NOT NULL)")
+        aggregatesUpTo = try connection.prepare("SELECT EXISTS (SELECT 1 FROM aggregate_events WHERE id <= ? AND end_ms IS NOT NULL)")
         batchShape = try connection.prepare("""
             SELECT uuid, (SELECT count(*) FROM point_events WHERE batch_id = ?1) + (SELECT count(*) FROM span_events WHERE batch_id = ?1)
+                         + (SELECT count(*) FROM aggregate_events WHERE batch_id = ?1)
             FROM upload_batches WHERE id = ?1
             """)
     }
@@ -57,20 +62,25 @@ final class Outbox {
     struct Watermark: Sendable {
         let point: Int64
         let span: Int64
+        /// The newest closed aggregate (open ones are not ready to go).
+        let aggregate: Int64
     }
 
     func watermark() throws(SQLiteError) -> Watermark {
         Watermark(point: try maxPointID.collect { $0.int64(at: 0) }.first ?? 0,
-                  span: try maxSpanID.collect { $0.int64(at: 0) }.first ?? 0)
+                  span: try maxSpanID.collect { $0.int64(at: 0) }.first ?? 0,
+                  aggregate: try maxAggregateID.collect { $0.int64(at: 0) }.first ?? 0)
     }
 
     /// Whether any event at or below the watermark is still on the device and ready (or in a batch).
     func hasWaiting(upTo watermark: Watermark) throws(SQLiteError) -> Bool {
         try pointsUpTo.bind(watermark.point, at: 1)
         try spansUpTo.bind(watermark.span, at: 1)
+        try aggregatesUpTo.bind(watermark.aggregate, at: 1)
         let points = try pointsUpTo.collect { $0.int64(at: 0) }.first ?? 0
         let spans = try spansUpTo.collect { $0.int64(at: 0) }.first ?? 0
-        return points + spans > 0
+        let aggregates = try aggregatesUpTo.collect { $0.int64(at: 0) }.first ?? 0
+        return points + spans + aggregates > 0
     }
 
     /// Whether `batch` is still unfinished with all its events: no prune, split or database reset
@@ -81,7 +91,7 @@ final class Outbox {
         return shape?.0 == batch.id && shape?.1 == Int64(batch.eventCount)
     }
 
-    private var eventTables: [any EventTable] { [tables.table(for: .point), tables.table(for: .span)] }
+    private var eventTables: [any EventTable] { tables.all }
 
     /// The next batch to send: an unfinished one not in `excluding` (in flight) if there is one,
     /// so a batch interrupted by a failure or a crash goes again with the same id and events;
@@ -109,9 +119,10 @@ final class Outbox {
         }
         let points = try readable(try tables.points.ready(contextRowID: contextRowID, limit: maxEvents), now: now)
         let spans = try readable(try tables.spans.ready(contextRowID: contextRowID, limit: maxEvents), now: now)
+        let aggregates = try readable(try tables.aggregates.ready(contextRowID: contextRowID, limit: maxEvents), now: now)
         // A merge, not a sort: each table's rows keep their id order, so what a batch takes from a
         // table is always a prefix of that table's ready rows, which one UPDATE can mark.
-        let candidates = Self.merge(points, spans)
+        let candidates = Self.merge(Self.merge(points, spans), aggregates)
 
         // Take events, oldest first, until the count or the byte bound (at least one, whatever its size).
         var sessions: [Int64: UUID] = [:]
@@ -131,9 +142,9 @@ final class Outbox {
             encoded.append(json)
         }
         let (id, rowID) = try insertBatchRow(contextRowID: contextRowID, now: now)
-        let chosenPoints = chosen.count { $0.kind == .point }
-        try tables.points.assignReady(contextRowID: contextRowID, count: chosenPoints, toBatch: rowID)
-        try tables.spans.assignReady(contextRowID: contextRowID, count: chosen.count - chosenPoints, toBatch: rowID)
+        for table in eventTables {
+            try table.assignReady(contextRowID: contextRowID, count: chosen.count { $0.kind == table.kind }, toBatch: rowID)
+        }
         let diagnostics = try self.diagnostics.take(into: rowID)
         return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: chosen, now: now, encoded: encoded,
                           diagnostics: diagnostics)
@@ -188,7 +199,7 @@ final class Outbox {
         return (id, rowID)
     }
 
-    /// Merges two lists, each in id order, by time (points first on ties).
+    /// Merges two lists, each in id order, by time (the first list's first on ties).
     static func merge(_ points: [StoredEvent], _ spans: [StoredEvent]) -> [StoredEvent] {
         var merged: [StoredEvent] = []
         merged.reserveCapacity(points.count + spans.count)
@@ -204,7 +215,7 @@ final class Outbox {
     }
 
     private static func oldestFirst(_ events: [StoredEvent]) -> [StoredEvent] {
-        events.sorted { ($0.timestamp, $0.kind == .point ? 0 : 1, $0.rowID) < ($1.timestamp, $1.kind == .point ? 0 : 1, $1.rowID) }
+        events.sorted { ($0.timestamp, $0.kind.order, $0.rowID) < ($1.timestamp, $1.kind.order, $1.rowID) }
     }
 
     private func sessionUUID(_ rowID: Int64, cache: inout [Int64: UUID]) throws(SQLiteError) -> UUID {
@@ -232,7 +243,11 @@ final class Outbox {
             sessionInfos.append(.init(id: id, started: row?.1 ?? 0, ended: row?.2))
         }
         let eventJSON = encoded ?? events.map { BatchEncoder.event($0, session: sessionIDs[$0.sessionRowID] ?? .nilUUID) }
-        let body = BatchEncoder.batch(id: id, sentAt: now, properties: properties, sessions: sessionInfos, events: eventJSON,
+        // Aggregates are a record kind of their own on the wire, listed after the events.
+        let isAggregate = events.map { $0.kind == .aggregate }
+        let body = BatchEncoder.batch(id: id, sentAt: now, properties: properties, sessions: sessionInfos,
+                                      events: zip(eventJSON, isAggregate).filter { !$0.1 }.map(\.0),
+                                      aggregates: zip(eventJSON, isAggregate).filter { $0.1 }.map(\.0),
                                       diagnostics: diagnostics)
         return OutgoingBatch(rowID: rowID, id: id, events: events, body: body, encodedEvents: eventJSON, diagnostics: diagnostics)
     }

@@ -1,7 +1,7 @@
 import NFLogSupport
 /// `point_events`: one row per point event.
 final class PointEventTable: UploadableEventTable {
-    let kind = EventKind.point
+    let kind = RecordKind.point
     private let connection: SQLiteConnection
     private let insertStatement: SQLiteStatement
     private let cipher: ParameterCipher?

@@ -108,6 +108,31 @@ enum Schema {
             CREATE INDEX point_events_held ON point_events (id) WHERE held = 1;
             CREATE INDEX span_events_held ON span_events (id) WHERE held = 1;
             """),
+        Migration(version: 7, name: "aggregates: events folded per name, window and series", sql: """
+            CREATE TABLE aggregate_events (
+                id INTEGER PRIMARY KEY,
+                uuid BLOB NOT NULL UNIQUE,
+                session_id INTEGER NOT NULL REFERENCES sessions(id),  -- where it was opened
+                name TEXT NOT NULL,
+                type TEXT NOT NULL,
+                parameters BLOB,                  -- the folded state as JSON (sealed when encrypted)
+                start_ms INTEGER NOT NULL,
+                end_ms INTEGER,                   -- NULL while open: only closed aggregates travel
+                window_ms INTEGER NOT NULL,       -- the aligned window's start
+                window_end_ms INTEGER NOT NULL,   -- when it closes by time
+                window_s INTEGER NOT NULL,
+                series TEXT NOT NULL,             -- the dimensions as canonical JSON, or * for the overflow
+                count INTEGER NOT NULL DEFAULT 0, -- events folded in
+                opened_ms INTEGER NOT NULL,
+                batch_id INTEGER,
+                priority INTEGER NOT NULL DEFAULT 0,
+                held INTEGER NOT NULL DEFAULT 0
+            );
+            CREATE INDEX aggregate_events_series ON aggregate_events (name, window_ms, series);
+            CREATE INDEX aggregate_events_open ON aggregate_events (window_end_ms) WHERE end_ms IS NULL;
+            CREATE INDEX aggregate_events_batch ON aggregate_events (batch_id) WHERE batch_id IS NOT NULL;
+            CREATE INDEX aggregate_events_held ON aggregate_events (id) WHERE held = 1;
+            """),
     ]
 
     static var latestVersion: Int32 { migrations.last?.version ?? 0 }

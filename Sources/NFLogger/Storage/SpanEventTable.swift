@@ -4,7 +4,7 @@ import NFLogSupport
 /// `span_events`: one row per span, written when the span starts (so a crash leaves evidence)
 /// and completed when it ends.
 final class SpanEventTable: UploadableEventTable {
-    let kind = EventKind.span
+    let kind = RecordKind.span
     private let connection: SQLiteConnection
     private let insertStatement: SQLiteStatement
     private let findStatement: SQLiteStatement

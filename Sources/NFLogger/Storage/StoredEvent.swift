@@ -2,7 +2,7 @@ import Foundation
 
 /// An event read back from its table for upload, exactly as stored.
 struct StoredEvent: Sendable {
-    let kind: EventKind
+    let kind: RecordKind
     let rowID: Int64
     let id: UUID
     let sessionRowID: Int64
@@ -18,4 +18,7 @@ struct StoredEvent: Sendable {
     var endParameters: [UInt8]?
     /// A span closed by the SDK (after a crash or its timeout), not by the app.
     var abandoned = false
+    /// Aggregate only: its rule's window; `parameters` is its folded state, `timestamp` and
+    /// `end` the range it covers.
+    var windowSeconds: Int64? = nil
 }

@@ -11,8 +11,10 @@ enum BatchEncoder {
         let ended: Int64?
     }
 
-    /// One event's JSON object. Stored parameters are already JSON objects and are copied verbatim.
+    /// One event's JSON object (or an aggregate's). Stored parameters are already JSON objects and
+    /// are copied verbatim.
     static func event(_ event: StoredEvent, session: UUID) -> [UInt8] {
+        if event.kind == .aggregate { return aggregate(event, session: session) }
         var out = JSONWriter(capacity: 160 + (event.parameters?.count ?? 0) + (event.endParameters?.count ?? 0), maxBytes: .max)
         out.writeLiteral("{")
         out.writeKey("uuid"); out.writeUUID(event.id)
@@ -39,6 +41,29 @@ enum BatchEncoder {
         return out.bytes
     }
 
+    /// An aggregate's JSON object: its identity and window, then its stored state's members
+    /// (`count`, `dimensions`, `overflow`, `measures`) spliced in as they are.
+    static func aggregate(_ event: StoredEvent, session: UUID) -> [UInt8] {
+        let state = event.parameters ?? Array("{}".utf8)
+        var out = JSONWriter(capacity: 200 + state.count, maxBytes: .max)
+        out.writeLiteral("{")
+        out.writeKey("uuid"); out.writeUUID(event.id)
+        out.writeLiteral(","); out.writeKey("session"); out.writeUUID(session)
+        out.writeLiteral(","); out.writeKey("name"); out.writeString(event.name)
+        out.writeLiteral(","); out.writeKey("type"); out.writeString(event.type)
+        out.writeLiteral(","); out.writeKey("start"); out.writeInteger(event.timestamp)
+        out.writeLiteral(","); out.writeKey("end"); out.writeInteger(max(event.timestamp, event.end ?? event.timestamp))
+        out.writeLiteral(","); out.writeKey("window_s"); out.writeInteger(event.windowSeconds ?? 0)
+        // The state is a JSON object written by JSONEncoder: everything after its `{`.
+        if state.count > 2, state.first == UInt8(ascii: "{") {
+            out.writeLiteral(",")
+            out.writeRaw(Array(state.dropFirst()))
+        } else {
+            out.writeLiteral("}")
+        }
+        return out.bytes
+    }
+
     /// The bytes the envelope adds around the events (without sessions), at most, for the byte bound.
     static let envelopeAllowance = 1_024
     /// The bytes one session adds to `context.sessions`, at most.
@@ -48,7 +73,7 @@ enum BatchEncoder {
 
     /// The whole batch: envelope, context with its sessions, and the already encoded events.
     static func batch(id: UUID, sentAt: Int64, properties: StandardProperties, sessions: [SessionInfo],
-                      events: [[UInt8]], diagnostics: [UInt8]? = nil) -> [UInt8] {
+                      events: [[UInt8]], aggregates: [[UInt8]] = [], diagnostics: [UInt8]? = nil) -> [UInt8] {
         var out = JSONWriter(capacity: events.reduce(512) { $0 + $1.count + 1 }, maxBytes: .max)
         out.writeLiteral("{")
         out.writeKey("version"); out.writeInteger(Int64(WireProtocol.version))
@@ -79,6 +104,14 @@ enum BatchEncoder {
             out.writeRaw(event)
         }
         out.writeLiteral("]")
+        if !aggregates.isEmpty {
+            out.writeLiteral(","); out.writeKey("aggregates"); out.writeLiteral("[")
+            for (index, aggregate) in aggregates.enumerated() {
+                if index > 0 { out.writeLiteral(",") }
+                out.writeRaw(aggregate)
+            }
+            out.writeLiteral("]")
+        }
         if let diagnostics { out.writeLiteral(","); out.writeKey("diagnostics"); out.writeRaw(diagnostics) }
         out.writeLiteral("}")
         return out.bytes

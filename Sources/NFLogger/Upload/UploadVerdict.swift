@@ -18,7 +18,7 @@ enum UploadVerdict: Equatable {
         switch response.status {
         case 200..<300:            self = .delivered
         case 413:                  self = .split
-        case 400, 422:             self = response.errorPath?.hasPrefix("events[") == true ? .split : .pause
+        case 400, 422:             self = response.errorPath.map { $0.hasPrefix("events[") || $0.hasPrefix("aggregates[") } == true ? .split : .pause
         case 408, 429, 500..<600:  self = .retry(after: response.retryAfter())
         default:                   self = .pause  // 401, 403, 404, a redirect, …
         }

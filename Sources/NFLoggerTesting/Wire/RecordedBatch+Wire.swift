@@ -38,6 +38,11 @@ extension RecordedBatch {
         }
         self.sessions = sessions
         events = try Self.events(wire: wire)
+        var aggregates: [RecordedAggregate] = []
+        if wire.contains("aggregates") {
+            for aggregate in try wire.objects("aggregates") { aggregates.append(try RecordedAggregate(wire: aggregate)) }
+        }
+        self.aggregates = aggregates
         let diagnostics = try wire.optionalObject("diagnostics")
         var pruned: [String: Int64] = [:]
         if let counts = try diagnostics?.optionalObject("pruned") {

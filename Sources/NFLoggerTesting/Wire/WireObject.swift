@@ -30,6 +30,14 @@ package struct WireObject {
 
     package func contains(_ key: String) -> Bool { members[key] != nil }
 
+    /// A member object's JSON text, to decode with a `Decodable` type of its own.
+    package func json(_ key: String) throws(WireFormatError) -> Data {
+        guard let value = members[key] as? [String: Any] else { throw WireFormatError(path: path(of: key), "must be an object") }
+        do { return try JSONSerialization.data(withJSONObject: value) } catch {
+            throw WireFormatError(path: path(of: key), "cannot be read back: \(error)")
+        }
+    }
+
     /// A member's value, read as the SDK reads JSON values (`LogParameters(jsonObject:)`):
     /// `2` is an integer and `2.0` a double, `true` a boolean and not `1`.
     private func required(_ key: String) throws(WireFormatError) -> LogValue {
