@@ -171,6 +171,28 @@ struct AggregationTests {
         #expect(try reader.int("SELECT sum(count) FROM aggregate_events") == 12)
     }
 
+    @Test("A span a rule matches folds when it ends: its duration and the numbers of both its parameter sets; its row goes")
+    func spans() async throws {
+        let directory = TemporaryDirectory()
+        let clock = ManualClock()
+        var configuration = directory.configuration()
+        configuration.policyOptions.fallback = try Self.policy(#"{"pattern":"net.request","window_s":60,"dimensions":["path"]}"#)
+        let logger = try NFLogger(configuration: configuration, clock: clock)
+        for index in 0..<4 {
+            let span: SpanHandle = logger.startEvent(name: "net.request", parameters: ["path": "/cart", "bytes": 1_000 + index])
+            clock.advance(0.25)
+            let status = await span.end(parameters: ["status": 200])
+            #expect(status.isAggregated, "\(status)")
+        }
+        let diagnostics = await logger.diagnostics()
+        #expect(diagnostics.storedSpanEvents == 0 && diagnostics.storedAggregates == 1 && diagnostics.aggregatedEvents == 4)
+        await logger.close()
+        let state = try #require(try states(directory.databaseURL).first?.state)
+        #expect(state.dimensions == ["path": "/cart"] && Set(state.measures.keys) == ["duration_ms", "bytes", "status"])
+        #expect(state.measures["duration_ms"]?.min == 250 && state.measures["duration_ms"]?.max == 250)
+        #expect(state.measures["bytes"]?.sum == 4_006 && state.measures["status"]?.count == 4)
+    }
+
     @Test("A non-finite number fails its event and folds nothing")
     func nonFinite() async throws {
         let directory = TemporaryDirectory()

@@ -5,7 +5,6 @@ import NFLogSupport
 /// its dimension values), extracted on the RequestManager's queue in place of encoding its
 /// parameters as JSON.
 struct Fold: Sendable {
-    let session: Session
     let name: String
     let type: String
     let wallMilliseconds: Int64
@@ -22,15 +21,24 @@ struct Fold: Sendable {
     /// arrays, objects, nulls) is dropped. A non-finite number fails the event, as it would fail
     /// one stored alone.
     init(_ record: EventRecord, parameters: LogParameters, rule: AggregateRule) throws(NFLoggerError) {
-        session = record.session
-        name = record.draft.name
-        type = record.draft.type
-        wallMilliseconds = record.draft.wallMilliseconds
-        loggedWhilePending = record.draft.loggedWhilePending
+        try self.init(name: record.draft.name, type: record.draft.type, wallMilliseconds: record.draft.wallMilliseconds,
+                      loggedWhilePending: record.draft.loggedWhilePending, parameters: parameters, rule: rule)
+    }
+
+    /// The key under which a span's duration is folded, in milliseconds.
+    static let durationKey = "duration_ms"
+
+    init(name: String, type: String, wallMilliseconds: Int64, loggedWhilePending: Bool, parameters: LogParameters,
+         rule: AggregateRule, durationMilliseconds: Double? = nil) throws(NFLoggerError) {
+        self.name = name
+        self.type = type
+        self.wallMilliseconds = wallMilliseconds
+        self.loggedWhilePending = loggedWhilePending
         self.rule = rule
         var measures: [(String, Double)] = []
         var dimensions: [String: String] = [:]
-        for (key, convertible) in parameters {
+        if let durationMilliseconds { measures.append((Self.durationKey, durationMilliseconds)) }
+        for (key, convertible) in parameters where !(durationMilliseconds != nil && key == Self.durationKey) {
             let value = convertible.logValue
             if case .double(let number) = value, !number.isFinite {
                 throw .invalidParameter(key: key, reason: "\(number) is not a finite number; JSON has no NaN or infinity")

@@ -309,7 +309,7 @@ final class RequestManager: @unchecked Sendable {
             guard case .event(let record) = batch[index].request, record.draft.kind == .point,
                   let rule = rules.rule(for: record.draft.name) else { continue }
             do {
-                batch[index].request = .fold(try Fold(record, parameters: batch[index].parameters, rule: rule))
+                batch[index].request = .fold(try Fold(record, parameters: batch[index].parameters, rule: rule), record.session)
             } catch {
                 failures[index] = error
             }

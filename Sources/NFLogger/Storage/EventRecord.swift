@@ -72,7 +72,7 @@ enum StorageRequest: Sendable {
     case event(EventRecord)
     case endSpan(SpanEnd)
     /// An event a policy's `rules.aggregate` matched, to fold into its aggregate.
-    case fold(Fold)
+    case fold(Fold, Session)
     case sessionSuspended(Session, atMilliseconds: Int64)
     case sessionResumed(Session)
     /// The app set its consent: from here on, in the order of the calls.

@@ -119,16 +119,22 @@ final class EventWriter {
             }
             limitEnforcer.countInserted()
             return .recorded(event.id)
-        case .fold(let fold):
+        case .fold(let fold, let session):
             // Consent as for an event: a held event folds into a held aggregate of its own.
             if fold.loggedWhilePending && consent == .denied { return .filtered(.consentDenied) }
             let held = fold.loggedWhilePending && consent == .pending
-            let session = try sessionRowID(fold.session, db)
+            let sessionRowID = try sessionRowID(session, db)
             let priority = limits.priorities.isEmpty ? 0 : limits.priority(for: fold.name)
-            return .recorded(try aggregator.fold(fold, held: held, sessionRowID: session, priority: priority, now: now, db: db))
+            return .recorded(try aggregator.fold(fold, held: held, sessionRowID: sessionRowID, priority: priority, now: now, db: db))
         case .endSpan(let end):
             // An end logged while pending holds its span (start included) until consent is given.
             if end.loggedWhilePending && consent == .denied { return .filtered(.consentDenied) }
+            // A span a rule matches is folded when it ends (its start was stored, as evidence
+            // should the app crash before the end).
+            if !aggregator.rules.isEmpty, case .success(let span) = try db.tables.spans.find(end),
+               let rule = aggregator.rules.rule(for: span.name) {
+                return try foldSpan(span, end, rule, db, limits, now: now)
+            }
             switch try db.tables.spans.end(end, held: end.loggedWhilePending && consent == .pending) {
             case .ended: return .recorded(end.id)
             case .unknown: return .failed(.unknownSpan(end.id))
@@ -145,6 +151,33 @@ final class EventWriter {
             uncommittedDeletions.append((receipt, try reconcile(consent, db)))
             return .disabled  // not a logging call: no status is delivered
         }
+    }
+
+    /// Folds an ended span: its duration (`duration_ms`) and the numbers of its start's and end's
+    /// parameters (the end's win on a shared key), then deletes its row. Start parameters that no
+    /// longer open (a file altered, another key) are left out; the duration still folds.
+    private func foldSpan(_ span: SpanEventTable.OpenSpan, _ end: SpanEnd, _ rule: AggregateRule, _ db: OpenDatabase,
+                          _ limits: StorageLimits, now: Int64) throws(SQLiteError) -> LogStatus {
+        var parameters: LogParameters = [:]
+        let start = try? db.tables.spans.openParameters(span.parameters, id: end.id, slot: .parameters)
+        for json in [start ?? nil, end.parameters] {
+            guard let json, let object = (try? JSONSerialization.jsonObject(with: Data(json))) as? [String: Any],
+                  let decoded = try? LogParameters(jsonObject: object) else { continue }
+            parameters.merge(decoded) { _, new in new }
+        }
+        let fold: Fold
+        do {
+            fold = try Fold(name: span.name, type: span.type, wallMilliseconds: span.startMilliseconds,
+                            loggedWhilePending: end.loggedWhilePending, parameters: parameters, rule: rule,
+                            durationMilliseconds: Double(span.duration / 1_000) / 1_000)
+        } catch {
+            return .failed(error)
+        }
+        let held = span.held || (end.loggedWhilePending && consent == .pending)
+        let priority = limits.priorities.isEmpty ? 0 : limits.priority(for: span.name)
+        let id = try aggregator.fold(fold, held: held, sessionRowID: span.sessionRowID, priority: priority, now: now, db: db)
+        try db.tables.spans.delete(rowID: span.rowID)
+        return .recorded(id)
     }
 
     /// Brings the held rows into line with a consent: granting releases them for upload, denying

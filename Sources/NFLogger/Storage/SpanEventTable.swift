@@ -20,7 +20,8 @@ final class SpanEventTable: UploadableEventTable {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         findStatement = try connection.prepare("""
-            SELECT id, start_ms, start_mono_ns, clock_epoch, end_ms FROM span_events WHERE uuid = ?
+            SELECT id, start_ms, start_mono_ns, clock_epoch, end_ms, name, type, session_id, parameters, held
+            FROM span_events WHERE uuid = ?
             """)
         endStatement = try connection.prepare("""
             UPDATE span_events SET end_ms = ?, duration_ns = ?, end_parameters = ?, held = max(held, ?) WHERE id = ?
@@ -48,15 +49,28 @@ final class SpanEventTable: UploadableEventTable {
         case alreadyEnded
     }
 
-    /// Completes an open span. Changes nothing if the span is unknown or already ended.
-    /// Ends the span; `held` holds its row back from upload (an end logged while consent is pending).
-    func end(_ end: SpanEnd, held: Bool = false) throws(SQLiteError) -> EndOutcome {
+    /// A span's row as its end finds it.
+    struct OpenSpan {
+        let rowID: Int64
+        let name: String
+        let type: String
+        let sessionRowID: Int64
+        let startMilliseconds: Int64
+        /// The start's parameters as stored (sealed when encryption is configured).
+        let parameters: [UInt8]?
+        let held: Bool
+        /// How long it ran until `end`: by the monotonic clock within one process, by the wall
+        /// clock across a restart.
+        let duration: Int64
+    }
+
+    /// The open span `end` ends, if it is stored and still open.
+    func find(_ end: SpanEnd) throws(SQLiteError) -> Result<OpenSpan, EndFailure> {
         let find = findStatement
         defer { find.reset() }
         try find.bind(end.id, at: 1)
-        guard try find.step() else { return .unknown }
-        guard find.isNull(at: 4) else { return .alreadyEnded }
-        let rowID = find.int64(at: 0)
+        guard try find.step() else { return .failure(.unknown) }
+        guard find.isNull(at: 4) else { return .failure(.alreadyEnded) }
         let startMilliseconds = find.int64(at: 1)
         let startMonotonic = UInt64(bitPattern: find.int64(at: 2))
         let sameClock = find.int64(at: 3) == processClockEpoch && end.monotonicNanoseconds >= startMonotonic
@@ -71,7 +85,33 @@ final class SpanEventTable: UploadableEventTable {
             let (nanoseconds, overflow2) = max(0, elapsed).multipliedReportingOverflow(by: 1_000_000)
             duration = overflow || overflow2 ? (elapsed < 0 ? 0 : .max) : nanoseconds
         }
-        find.reset()
+        return .success(OpenSpan(rowID: find.int64(at: 0), name: find.text(at: 5) ?? "", type: find.text(at: 6) ?? "",
+                                 sessionRowID: find.int64(at: 7), startMilliseconds: startMilliseconds,
+                                 parameters: find.blob(at: 8), held: find.int64(at: 9) != 0, duration: duration))
+    }
+
+    enum EndFailure: Error {
+        case unknown
+        case alreadyEnded
+    }
+
+    /// Opens a span's stored parameters (they may be sealed).
+    func openParameters(_ stored: [UInt8]?, id: UUID, slot: ParameterCipher.Slot) throws(CipherError) -> [UInt8]? {
+        guard let stored, let cipher else { return stored }
+        return try cipher.open(stored, id: id, slot: slot)
+    }
+
+    /// Completes an open span. Changes nothing if the span is unknown or already ended.
+    /// Ends the span; `held` holds its row back from upload (an end logged while consent is pending).
+    func end(_ end: SpanEnd, held: Bool = false) throws(SQLiteError) -> EndOutcome {
+        let span: OpenSpan
+        switch try find(end) {
+        case .success(let found): span = found
+        case .failure(.unknown): return .unknown
+        case .failure(.alreadyEnded): return .alreadyEnded
+        }
+        let rowID = span.rowID
+        let duration = span.duration
 
         let update = endStatement
         try update.bind(end.wallMilliseconds, at: 1)
