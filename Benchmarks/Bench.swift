@@ -34,7 +34,7 @@ struct Run: AsyncParsableCommand {
 
     /// The phases, named as `--only` takes them.
     enum Phase: String, CaseIterable {
-        case logCall = "log-call", durable, e2e, faults, collector, memory
+        case logCall = "log-call", durable, e2e, faults, collector, memory, aggregate
     }
 
     func run() async throws {
@@ -50,6 +50,7 @@ struct Run: AsyncParsableCommand {
         if only.contains(.faults) { sync(); try await faults(&report) }
         if only.contains(.collector) { sync(); try await collector(&report) }
         if only.contains(.memory) { sync(); try memory(&report) }
+        if only.contains(.aggregate) { sync(); try await aggregate(&report) }
         report.figures["machine_cpus"] = Double(ProcessInfo.processInfo.activeProcessorCount)
         report.figures["quick"] = quick ? 1 : 0
         print(report.lines.joined(separator: "\n"))
@@ -71,7 +72,7 @@ struct Run: AsyncParsableCommand {
 
     private func logCall(_ report: inout Report) async throws {
         let calls = quick ? 20_000 : 100_000
-        note("1/7 the log call (\(calls) calls each)…")
+        note("1/8 the log call (\(calls) calls each)…")
         let cases = [
             Phases.LogCallCase(key: "active", label: "active", mode: .active, completion: false),
             Phases.LogCallCase(key: "active_completion", label: "active with completion", mode: .active, completion: true),
@@ -99,7 +100,7 @@ struct Run: AsyncParsableCommand {
 
     private func durable(_ report: inout Report) async throws {
         let events = quick ? 100_000 : 1_000_000
-        note("2/7 durable throughput and 3/7 the raw SQLite baseline (\(events) each)…")
+        note("2/8 durable throughput and 3/8 the raw SQLite baseline (\(events) each)…")
         let durable = try await Phases.durable(events: events)
         sync()
         let baseline = try Phases.sqliteBaseline(rows: events)
@@ -113,7 +114,7 @@ struct Run: AsyncParsableCommand {
     }
 
     private func endToEnd(_ report: inout Report) async throws {
-        note("4/7 end to end…")
+        note("4/8 end to end…")
         for events in quick ? [20_000] : [100_000, 1_000_000] {
             // The shorter run is the noisier: its median of five is reported (and its range).
             // While URLSession is still a transport on Linux, the shorter run is measured with it
@@ -161,7 +162,7 @@ struct Run: AsyncParsableCommand {
 
     private func faults(_ report: inout Report) async throws {
         let events = quick ? 20_000 : 100_000
-        note("5/7 faults: \(events) events through a proxy faulting 30% of uploads, and without it (the SDK in a child process)…")
+        note("5/8 faults: \(events) events through a proxy faulting 30% of uploads, and without it (the SDK in a child process)…")
         let result = try await Phases.faults(events: events)
         let key = "faults_\(events / 1_000)k"
         report.add("\(key)_seconds", result.faulty.seconds, places: 3)
@@ -187,7 +188,7 @@ struct Run: AsyncParsableCommand {
 
     private func collector(_ report: inout Report) async throws {
         let events = quick ? 20_000 : 200_000
-        note("6/7 the collector (\(events) events, 4 clients)…")
+        note("6/8 the collector (\(events) events, 4 clients)…")
         // As `nflog-collector serve` stores (each acknowledged batch fsynced), and without the
         // fsync (as before issue 13), taking turns; then durable with the SDK's batches of 1,000.
         var durable: [Double] = [], fast: [Double] = []
@@ -210,13 +211,37 @@ struct Run: AsyncParsableCommand {
 
     private func memory(_ report: inout Report) throws {
         let events = quick ? 100_000 : 1_000_000
-        note("7/7 memory, \(events) events offline (in a child process)…")
+        note("7/8 memory, \(events) events offline (in a child process)…")
         let offline = try OfflineChild.spawn(events: events)
         report.add("offline_peak_rss_mb", offline.peakRSS, places: 1)
         report.add("offline_start_rss_mb", offline.startRSS, places: 1)
         report.add("database_bytes_per_event", offline.bytesPerEvent, places: 1)
         report.lines.append(padded("offline, \(events) events:") + String(format: "peak RSS %.1f MB (%.1f MB before the SDK started) · %.1f database bytes per event",
             offline.peakRSS, offline.startRSS, offline.bytesPerEvent))
+    }
+
+    private func aggregate(_ report: inout Report) async throws {
+        let events = quick ? 20_000 : 100_000
+        note("8/8 aggregation: \(events) perf.frame events with and without the aggregate rule, side by side…")
+        let (plain, aggregated) = try await Phases.aggregate(events: events)
+        for (key, side) in [("plain", plain), ("aggregated", aggregated)] {
+            let sorted = side.callTimes.sorted()
+            report.add("aggregate_\(key)_log_call_median_ns", Double(percentile(50, sorted)))
+            report.add("aggregate_\(key)_log_call_p99_ns", Double(percentile(99, sorted)))
+            report.add("aggregate_\(key)_rows", Double(side.rows))
+            report.add("aggregate_\(key)_wire_bytes", Double(side.wireBytes))
+            report.add("aggregate_\(key)_cpu_us_per_event", side.cpuSeconds / Double(events) * 1e6, places: 2)
+            report.lines.append(padded("aggregation, \(key):") + "\(side.rows) rows · \(side.wireBytes) bytes on the wire in \(side.requests) requests · "
+                + String(format: "%.2f µs CPU per event · log call median %d ns, p99 %d ns", side.cpuSeconds / Double(events) * 1e6,
+                         percentile(50, sorted), percentile(99, sorted)))
+        }
+        let bytesRatio = Double(plain.wireBytes) / Double(max(1, aggregated.wireBytes))
+        let callRatio = Double(percentile(50, aggregated.callTimes.sorted())) / Double(max(1, percentile(50, plain.callTimes.sorted())))
+        let cpuRatio = aggregated.cpuSeconds / max(1e-9, plain.cpuSeconds)
+        report.add("aggregate_wire_bytes_ratio", bytesRatio, places: 1)
+        report.add("aggregate_log_call_ratio", callRatio, places: 3)
+        report.add("aggregate_cpu_ratio", cpuRatio, places: 3)
+        report.lines.append(padded("  plain ÷ aggregated wire bytes:") + String(format: "%.0f× fewer bytes; log call aggregated ÷ plain %.2f; CPU %.2f", bytesRatio, callRatio, cpuRatio))
     }
 
     /// The middle value (the upper middle of an even count).

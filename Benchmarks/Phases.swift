@@ -306,6 +306,7 @@ final class CountingTransport: HTTPTransport {
     init(_ real: any HTTPTransport) { self.real = real }
 
     var requestBytes: Int { state.withLock { $0.bytes } }
+    var requests: Int { state.withLock { $0.requests } }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         let head = "POST \(request.url.path) HTTP/1.1\r\nHost: \(request.url.host ?? ""):\(request.url.port ?? 80)\r\nContent-Length: \(request.body.count)\r\n"
