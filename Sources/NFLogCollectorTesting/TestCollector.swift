@@ -16,6 +16,7 @@ import NFLoggerTesting
 /// …
 /// let stats = try await collector.stats()
 /// let names = try await collector.exportedEvents().map(\.event.name)
+/// let frames = try await collector.exportedAggregates().filter { $0.name == "perf.frame" }
 /// await collector.stop()
 /// ```
 public final class TestCollector: Sendable {
@@ -93,6 +94,20 @@ public final class TestCollector: Sendable {
         let lines = LineCollector()
         try await store.exportEvents(app: nil) { lines.append($0) }
         return try lines.all.map { try ExportedEvent(line: $0) }
+    }
+
+    /// Every stored aggregate of every app, in the order they were stored, as
+    /// `nflog-collector export --aggregates` prints them, typed.
+    public func exportedAggregates() async throws -> [ExportedAggregate] {
+        let lines = LineCollector()
+        try await store.exportAggregates(app: nil) { lines.append($0) }
+        return try lines.all.map { try ExportedAggregate(line: $0) }
+    }
+
+    /// The test app's report, as `GET /v1/report` answers it; `filter` selects the aggregates it
+    /// summarises.
+    public func report(filter: ReportFilter = ReportFilter()) async throws -> AnalyticsReport {
+        try await store.report(app: Self.app, filter: filter)
     }
 
     /// Stops serving gracefully (requests in flight complete) and closes the store.

@@ -158,13 +158,16 @@ struct Serve: AsyncParsableCommand {
 
 struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print every stored event as one JSON object per line, with its uuid.")
+        abstract: "Print every stored event (or aggregate) as one JSON object per line, with its uuid.")
 
     @Option(help: "The collector's SQLite database file.")
     var db: String
 
-    @Option(help: "Only the events of this app.")
+    @Option(help: "Only the events (or aggregates) of this app.")
     var app: String?
+
+    @Flag(help: "Print the stored aggregates instead of the events.")
+    var aggregates = false
 
     func run() async throws {
         guard FileManager.default.fileExists(atPath: db) else {
@@ -172,14 +175,18 @@ struct Export: AsyncParsableCommand {
         }
         let store = try SQLiteEventStore(path: db, readTimeLimit: Serve.unlimitedReads)
         let output = FileHandle.standardOutput
-        try await store.exportEvents(app: app) { line in output.write(Data(line)) }
+        if aggregates {
+            try await store.exportAggregates(app: app) { line in output.write(Data(line)) }
+        } else {
+            try await store.exportEvents(app: app) { line in output.write(Data(line)) }
+        }
         await store.close()
     }
 }
 
 struct Report: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the analysis of a stored database: use-case times and abandonment, network round trips, session durations.")
+        abstract: "Print the analysis of a stored database: use-case times and abandonment, network round trips, session durations, aggregated measurements.")
 
     @Option(help: "The collector's SQLite database file.")
     var db: String
@@ -190,13 +197,31 @@ struct Report: AsyncParsableCommand {
     @Flag(help: "Print the report as JSON.")
     var json = false
 
+    @Option(help: "Only the aggregates that start at or after this time (Unix milliseconds); the rest of the report is not filtered.")
+    var from: Int64?
+
+    @Option(help: "Only the aggregates that start before this time (Unix milliseconds).")
+    var to: Int64?
+
+    @Option(help: "Only the aggregates whose dimension KEY has VALUE, given as KEY=VALUE.")
+    var dimension: String?
+
+    func validate() throws {
+        guard from.map({ $0 >= 0 }) ?? true, to.map({ $0 >= 0 }) ?? true else { throw ValidationError("--from and --to are Unix milliseconds, not negative") }
+        if let from, let to, to < from { throw ValidationError("--to must not be before --from") }
+        if let dimension, ReportFilter.Dimension(parsing: dimension) == nil {
+            throw ValidationError("--dimension must be KEY=VALUE: a key of 1 to 256 bytes, a value of at most 256")
+        }
+    }
+
     func run() async throws {
         guard FileManager.default.fileExists(atPath: db) else { throw ValidationError("no database at \(db)") }
+        let filter = ReportFilter(from: from, to: to, dimension: dimension.flatMap(ReportFilter.Dimension.init(parsing:)))
         let store = try SQLiteEventStore(path: db, readTimeLimit: Serve.unlimitedReads)
         let apps: [String]
         if let app { apps = [app] } else { apps = try await store.apps() }
         var reports: [AnalyticsReport] = []
-        for app in apps { reports.append(try await store.report(app: app)) }
+        for app in apps { reports.append(try await store.report(app: app, filter: filter)) }
         await store.close()
         if json {
             let encoder = JSONEncoder()

@@ -1,3 +1,5 @@
+import Foundation
+import NFLogSupport
 import Testing
 @testable import NFLogCollector
 
@@ -88,5 +90,130 @@ struct BatchDecoderTests {
         } throws: { error in
             (error as? BatchError)?.reason.hasPrefix("malformed JSON") == true
         }
+    }
+}
+
+@Suite("Aggregates in a batch, checked against the protocol")
+struct AggregateDecoderTests {
+    func decode(_ text: String) throws(BatchError) -> Batch {
+        try BatchDecoder().decode(Array(text.utf8))
+    }
+
+    @Test("A valid aggregate decodes: dimensions sorted, measures decoded and kept verbatim; events may be empty")
+    func valid() throws {
+        var aggregate = AggregateFixtures.aggregate(values: [8.1, 16.7, 33.4], dimensions: ["screen": "home", "os": "18", "a.b": ""])
+        aggregate["overflow"] = nil
+        let measures = AggregateFixtures.json(aggregate["measures"] as? [String: Any] ?? [:])
+        let batch = try decode(AggregateFixtures.batch(aggregates: [AggregateFixtures.json(aggregate)]))
+        #expect(batch.events.isEmpty && batch.aggregates.count == 1)
+        let decoded = try #require(batch.aggregates.first)
+        #expect(decoded.name == "perf.frame" && decoded.type == "measurement" && decoded.count == 3 && decoded.windowSeconds == 60)
+        #expect(decoded.end - decoded.start == 60_000 && !decoded.overflow)
+        #expect(decoded.dimensions.map(\.key) == ["a.b", "os", "screen"])
+        #expect(decoded.dimensionsJSON == #"{"a.b":"","os":"18","screen":"home"}"#)
+        #expect(decoded.measuresJSON == measures)
+        let ms = try #require(decoded.measures["ms"])
+        #expect(ms.count == 3 && ms.min == 8.1 && ms.max == 33.4 && ms.sum == 8.1 + 16.7 + 33.4)
+    }
+
+    @Test("An overflow aggregate, one without measures' values, and events beside aggregates")
+    func variants() throws {
+        var overflow = AggregateFixtures.aggregate(dimensions: nil)
+        overflow["overflow"] = true
+        var empty = AggregateFixtures.aggregate(values: [])
+        empty["count"] = 5
+        empty["measures"] = ["ms": AggregateFixtures.summary([]), "bytes": AggregateFixtures.summary([1, 2])]
+        let batch = try decode(AggregateFixtures.batch(events: [BatchFixtures.point()],
+                                                       aggregates: [AggregateFixtures.json(overflow), AggregateFixtures.json(empty)]))
+        #expect(batch.events.count == 1 && batch.aggregates.count == 2)
+        #expect(batch.aggregates[0].overflow && batch.aggregates[0].dimensions.isEmpty && batch.aggregates[0].dimensionsJSON == "{}")
+        #expect(batch.aggregates[1].measures["ms"]?.count == 0 && batch.aggregates[1].measures["bytes"]?.count == 2)
+    }
+
+    @Test("Events and aggregates share the per-batch limit: over it is 413 (path events)")
+    func tooManyRecords() {
+        var decoder = BatchDecoder()
+        decoder.maxEvents = 2
+        let text = AggregateFixtures.batch(events: [BatchFixtures.point()],
+                                           aggregates: [AggregateFixtures.json(AggregateFixtures.aggregate()), AggregateFixtures.json(AggregateFixtures.aggregate())])
+        #expect(throws: BatchError(path: "events", reason: "holds 1 events and 2 aggregates; the limit is 2 records per batch", isOverLimit: true)) {
+            try decoder.decode(Array(text.utf8))
+        }
+    }
+
+    static let m = "aggregates[0].measures.ms"
+    static let cases: [(String, String)] = [
+        (AggregateFixtures.batch { $0["uuid"] = "nope" }, "aggregates[0].uuid"),
+        (AggregateFixtures.batch { $0["uuid"] = nil }, "aggregates[0].uuid"),
+        (AggregateFixtures.batch { $0["session"] = "0193a7c2-0000-7000-8000-000000000002" }, "aggregates[0].session"),
+        (AggregateFixtures.batch { $0["name"] = "bad name" }, "aggregates[0].name"),
+        (AggregateFixtures.batch { $0["type"] = String(repeating: "t", count: 65) }, "aggregates[0].type"),
+        (AggregateFixtures.batch { $0["start"] = -1 }, "aggregates[0].start"),
+        (AggregateFixtures.batch { $0["end"] = 1_750_000_019_999 }, "aggregates[0].end"),
+        (AggregateFixtures.batch { $0["end"] = 1_750_000_080_001 }, "aggregates[0].end"),
+        (AggregateFixtures.batch { $0["window_s"] = 0 }, "aggregates[0].window_s"),
+        (AggregateFixtures.batch { $0["window_s"] = 86_401 }, "aggregates[0].window_s"),
+        (AggregateFixtures.batch { $0["window_s"] = 60.5 }, "aggregates[0].window_s"),
+        (AggregateFixtures.batch { $0["count"] = 0 }, "aggregates[0].count"),
+        (AggregateFixtures.batch { $0["count"] = 3.5 }, "aggregates[0].count"),
+        (AggregateFixtures.batch { $0["dimensions"] = Dictionary(uniqueKeysWithValues: (0..<9).map { ("k\($0)", "v") }) }, "aggregates[0].dimensions"),
+        (AggregateFixtures.batch { $0["dimensions"] = ["screen": 3] }, "aggregates[0].dimensions.screen"),
+        (AggregateFixtures.batch { $0["dimensions"] = ["screen": String(repeating: "x", count: 257)] }, "aggregates[0].dimensions.screen"),
+        (AggregateFixtures.batch { $0["dimensions"] = [String(repeating: "k", count: 257): "x"] }, #"aggregates[0].dimensions.\#(String(repeating: "k", count: 257))"#),
+        (AggregateFixtures.batch { $0["dimensions"] = ["": "x"] }, #"aggregates[0].dimensions[""]"#),
+        (AggregateFixtures.batch { $0["dimensions"] = "screen=home" }, "aggregates[0].dimensions"),
+        (AggregateFixtures.batch { $0["overflow"] = false }, "aggregates[0].overflow"),
+        (AggregateFixtures.batch { $0["overflow"] = true }, "aggregates[0].dimensions"),
+        (AggregateFixtures.batch { $0["measures"] = nil }, "aggregates[0].measures"),
+        (AggregateFixtures.batch { $0["measures"] = [1] }, "aggregates[0].measures"),
+        (AggregateFixtures.batch { $0["measures"] = Dictionary(uniqueKeysWithValues: (0..<257).map { ("m\($0)", AggregateFixtures.summary([1])) }) }, "aggregates[0].measures"),
+        (AggregateFixtures.batch { $0["measures"] = ["a.b": AggregateFixtures.summary([1, 2, 3, 4])] }, #"aggregates[0].measures["a.b"].count"#),
+        (AggregateFixtures.batch { $0["measures"] = ["ms": 3] }, "aggregates[0].measures.ms"),
+        (AggregateFixtures.batch { AggregateFixtures.changeMeasure(&$0) { $0["count"] = 2 } }, "\(m).count"),
+        (AggregateFixtures.batch { AggregateFixtures.changeMeasure(&$0) { $0["count"] = -1 } }, "\(m).count"),
+        (AggregateFixtures.batch { AggregateFixtures.changeMeasure(&$0) { $0["sum"] = "1" } }, "\(m).sum"),
+        (AggregateFixtures.batch { AggregateFixtures.changeMeasure(&$0) { $0["min"] = nil } }, "\(m).min"),
+        (AggregateFixtures.batch { AggregateFixtures.changeMeasure(&$0) { $0["min"] = 50.0 } }, "\(m).max"),
+        (AggregateFixtures.batch { AggregateFixtures.changeMeasure(&$0) { $0["sketch"] = nil } }, "\(m).sketch"),
+        (AggregateFixtures.batch { AggregateFixtures.changeSketch(&$0) { $0["relative_accuracy"] = 0.02 } }, "\(m).sketch.relative_accuracy"),
+        (AggregateFixtures.batch { AggregateFixtures.changeSketch(&$0) { $0["zero_count"] = 1 } }, "\(m).count"),
+        (AggregateFixtures.batch { AggregateFixtures.changeSketch(&$0) { $0["negative"] = ["offset": 0] } }, "\(m).sketch.negative.counts"),
+        (AggregateFixtures.batch { AggregateFixtures.changeSketch(&$0) { $0["positive"] = ["offset": 200, "counts": [1, 1, 0, -1]] } }, "\(m).sketch.positive.counts[3]"),
+        (AggregateFixtures.batch { AggregateFixtures.changeSketch(&$0) { $0["positive"] = ["offset": 200, "counts": [1, 1, 0, 0.5]] } }, "\(m).sketch.positive.counts[3]"),
+        (AggregateFixtures.batch { AggregateFixtures.changeSketch(&$0) { $0["positive"] = ["offset": Int64.min, "counts": [3]] } }, "\(m).sketch.positive.offset"),
+        (AggregateFixtures.batch { AggregateFixtures.changeSketch(&$0) { $0["positive"] = ["offset": 39_999, "counts": [1, 1, 1]] } }, "\(m).sketch.positive.counts"),
+        (AggregateFixtures.batch { AggregateFixtures.changeSketch(&$0) { $0["positive"] = ["offset": 0, "counts": [Int](repeating: 0, count: 2_049)] } }, "\(m).sketch.positive.counts"),
+        (AggregateFixtures.batch { AggregateFixtures.changeSketch(&$0) { $0["positive"] = ["offset": 0, "counts": [Int64.max, 1]] } }, "\(m).sketch.positive.counts[1]"),
+        (AggregateFixtures.batch { AggregateFixtures.changeSketch(&$0) { $0["zero_count"] = Int64.max } }, "\(m).sketch.positive"),
+        (AggregateFixtures.batch(aggregates: [AggregateFixtures.json(AggregateFixtures.aggregate()), #"{"uuid":1}"#]), "aggregates[1].uuid"),
+        (AggregateFixtures.batch(aggregates: ["[]"]), "aggregates[0]"),
+        (String(BatchFixtures.batch(events: []).dropLast()) + #","aggregates":{}}"#, "aggregates"),
+    ]
+
+    @Test("Each broken rule is refused with the path of the value at fault", arguments: Self.cases)
+    func violations(body: String, path: String) {
+        #expect {
+            try decode(body)
+        } throws: { error in
+            guard let error = error as? BatchError, !error.isOverLimit else { return false }
+            if error.path != path { Issue.record("expected \(path), got \(error)") }
+            return error.path == path
+        }
+    }
+
+    @Test("The sketch decoder's own bounds hold for what the collector passes on")
+    func sketchBounds() throws {
+        // Far offsets, the most buckets, and totals near the limit all decode and merge without a trap.
+        var aggregate = AggregateFixtures.aggregate(values: [])
+        aggregate["count"] = Int64.max
+        aggregate["measures"] = ["ms": ["count": Int64.max, "sum": 1e300, "min": -1e300, "max": 1e300,
+                                        "sketch": ["relative_accuracy": 0.01, "zero_count": 0,
+                                                   "positive": ["offset": 40_000 - 2_048, "counts": [Int.max - 1] + [Int](repeating: 0, count: 2_046) + [1]],
+                                                   "negative": ["offset": -40_000, "counts": []]]] as [String: Any]]
+        let batch = try decode(AggregateFixtures.batch(aggregates: [AggregateFixtures.json(aggregate)]))
+        var merged = try #require(batch.aggregates.first?.measures["ms"])
+        #expect(merged.count == UInt64(Int64.max))
+        merged.merge(merged)  // 2^64 - 2: still within UInt64
+        #expect(merged.quantile(0.99) == 1e300)
     }
 }

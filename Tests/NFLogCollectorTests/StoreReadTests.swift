@@ -22,7 +22,7 @@ enum StoreFixtures {
         Batch(version: 1, id: UUID(), sentAt: 2_000, sdkName: "NFLogger", sdkVersion: "0.1.0",
               context: Batch.Context(appID: "a", appVersion: "1", osName: "iOS", osVersion: "18", locale: "en",
                                      sessions: [Batch.Session(id: session, startedAt: 1_000, endedAt: 5_000)]),
-              events: events, diagnostics: nil)
+              events: events, aggregates: [], diagnostics: nil)
     }
 
     static func temporaryPath() -> String {

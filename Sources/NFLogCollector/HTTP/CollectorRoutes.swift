@@ -57,7 +57,7 @@ struct CollectorRoutes: Sendable {
             .add(middleware: ReadTokenAuthenticator(tokens: configuration.readTokens))
             .group(context: ReadRequestContext.self)
         read.get(RouterPath(WireProtocol.statsPath)) { request, context in try await getStats(app: context.app(of: request)) }
-        read.get(RouterPath(WireProtocol.reportPath)) { request, context in try await getReport(app: context.app(of: request)) }
+        read.get(RouterPath(WireProtocol.reportPath)) { request, context in try await getReport(request, app: context.app(of: request)) }
         read.post(RouterPath(WireProtocol.lookupPath)) { request, context in
             try await lookup(request, app: context.app(of: request), logger: context.logger)
         }
@@ -170,9 +170,12 @@ struct CollectorRoutes: Sendable {
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: out.bytes)))
     }
 
-    private func getReport(app: String) async throws -> Response {
+    /// `?from=MS&to=MS&dimension=KEY=VALUE`, each optional, select the aggregates the report
+    /// summarises (by start time, from inclusive, to exclusive; by one dimension's value).
+    private func getReport(_ request: Request, app: String) async throws -> Response {
+        let filter = try Self.reportFilter(request.uri.queryParameters)
         let report: AnalyticsReport
-        do { report = try await store.report(app: app) } catch { throw Self.readFailure(error) }
+        do { report = try await store.report(app: app, filter: filter) } catch { throw Self.readFailure(error) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return Self.json(Array(try encoder.encode(report)))
@@ -216,12 +219,23 @@ struct CollectorRoutes: Sendable {
     /// object per line (the export command's format); `X-NFLog-Next-After` names the next page's
     /// `after` when the page is full. Pages keep each read short (the store's read time limit)
     /// and the answer's memory bounded, whatever the app's size.
+    /// `?kind=aggregates` pages the aggregates instead (their own row numbers); `kind=events` is
+    /// the default.
     private func export(_ request: Request, app: String) async throws -> Response {
         let query = request.uri.queryParameters
         let after = try Self.integer(query.get("after"), named: "after", default: 0, in: 0...Int64.max)
         let limit = try Self.integer(query.get("limit"), named: "limit", default: 1_000, in: 1...Int64(Self.maxExportPage))
+        let aggregates: Bool
+        switch query.get("kind") {
+        case nil, "events": aggregates = false
+        case "aggregates": aggregates = true
+        case _?: throw CollectorHTTPError(.badRequest, message: "kind must be events or aggregates", path: "kind")
+        }
         let page: ExportPage
-        do { page = try await store.exportPage(app: app, after: after, limit: Int(limit)) } catch { throw Self.readFailure(error) }
+        do {
+            page = aggregates ? try await store.exportAggregatePage(app: app, after: after, limit: Int(limit))
+                              : try await store.exportPage(app: app, after: after, limit: Int(limit))
+        } catch { throw Self.readFailure(error) }
         var headers: HTTPFields = [.contentType: "application/x-ndjson"]
         if page.count == Int(limit), let last = page.last {
             headers[Self.nextPageHeader] = String(last)
@@ -241,6 +255,24 @@ struct CollectorRoutes: Sendable {
             throw CollectorHTTPError(.badRequest, message: "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound)", path: name)
         }
         return number
+    }
+
+    /// The report's filter from `from`, `to` and `dimension`; 400 naming the parameter at fault.
+    static func reportFilter(_ query: Parameters) throws(CollectorHTTPError) -> ReportFilter {
+        var filter = ReportFilter()
+        if let from = query.get("from") { filter.from = try integer(from, named: "from", default: 0, in: 0...Int64.max) }
+        if let to = query.get("to") { filter.to = try integer(to, named: "to", default: 0, in: 0...Int64.max) }
+        if let from = filter.from, let to = filter.to, to < from {
+            throw CollectorHTTPError(.badRequest, message: "to must not be before from", path: "to")
+        }
+        if let text = query.get("dimension") {
+            guard let dimension = ReportFilter.Dimension(parsing: text) else {
+                throw CollectorHTTPError(.badRequest, message: "dimension must be KEY=VALUE: a key of 1 to 256 bytes, a value of at most 256",
+                                         path: "dimension")
+            }
+            filter.dimension = dimension
+        }
+        return filter
     }
 
     /// A read that failed: over the store's read time limit (the question is too large for one

@@ -1,6 +1,8 @@
 public import Foundation
+package import NFLogSupport
 
-/// A validated batch (docs/PROTOCOL.md): one context, the sessions it mentions, the events.
+/// A validated batch (docs/PROTOCOL.md): one context, the sessions it mentions, the events and
+/// the aggregates.
 public struct Batch: Sendable {
     public let version: Int
     public let id: UUID
@@ -9,6 +11,9 @@ public struct Batch: Sendable {
     public let sdkVersion: String
     public let context: Context
     public let events: [Event]
+    /// Events folded into one record per name, window and dimension values (empty when the
+    /// batch carries none).
+    public let aggregates: [Aggregate]
     /// What the device reports about itself: events it had to drop, database resets.
     public let diagnostics: Diagnostics?
 
@@ -56,5 +61,45 @@ public struct Batch: Sendable {
         public let endParameters: String?
         /// Span only: closed by the SDK (after a crash or its timeout), not by the app.
         public let abandoned: Bool
+    }
+
+    /// Many events of one name folded into one record (docs/PROTOCOL.md, "Aggregates").
+    public struct Aggregate: Sendable {
+        /// Unique per app in a namespace of its own: an event may have the same uuid.
+        public let id: UUID
+        /// The session in which the aggregate was opened.
+        public let session: UUID
+        public let name: String
+        public let type: String
+        /// The time range covered, in Unix milliseconds: `start ≤ end ≤ start + windowSeconds × 1000`.
+        public let start: Int64
+        public let end: Int64
+        public let windowSeconds: Int64
+        /// The events folded in, at least 1.
+        public let count: Int64
+        /// The values of the rule's dimension parameters, sorted by key (UTF-8 byte order).
+        public let dimensions: [(key: String, value: String)]
+        /// The series limit was reached: this aggregate folds every further series (no dimensions).
+        public let overflow: Bool
+        /// Each numeric parameter's summary, by parameter name.
+        package let measures: [String: MeasureSummary]
+        /// The `measures` object verbatim as sent (valid JSON: the batch was parsed and each
+        /// summary decoded from it).
+        public let measuresJSON: String
+
+        /// The dimensions as canonical JSON: an object with keys in UTF-8 byte order, `{}` when
+        /// there are none. What the store keeps, so equal dimensions are equal text.
+        public var dimensionsJSON: String {
+            var out = JSONWriter(capacity: 32 * (dimensions.count + 1))
+            out.writeLiteral("{")
+            for (index, dimension) in dimensions.enumerated() {
+                if index > 0 { out.writeLiteral(",") }
+                out.writeString(dimension.key)
+                out.writeLiteral(":")
+                out.writeString(dimension.value)
+            }
+            out.writeLiteral("}")
+            return String(decoding: out.bytes, as: UTF8.self)
+        }
     }
 }

@@ -60,11 +60,17 @@ public struct BatchDecoder: Sendable {
 
         let eventsField = root["events"]
         let eventValues = try eventsField.array()
+        let aggregateValues = try root.optional("aggregates")?.array() ?? []
         let diagnostics = try root.optional("diagnostics").map { (field) throws(BatchError) in try decodeDiagnostics(field.object(root: "diagnostics")) }
         guard eventValues.count <= maxEvents else {
             throw BatchError(path: eventsField.path, reason: "holds \(eventValues.count) events; the limit is \(maxEvents) per batch", isOverLimit: true)
         }
-        guard !eventValues.isEmpty || diagnostics != nil else {
+        // Events and aggregates share the limit: it bounds the rows one transaction writes.
+        guard eventValues.count + aggregateValues.count <= maxEvents else {
+            throw BatchError(path: eventsField.path, reason: "holds \(eventValues.count) events and \(aggregateValues.count) aggregates; the limit is \(maxEvents) records per batch",
+                             isOverLimit: true)
+        }
+        guard !eventValues.isEmpty || !aggregateValues.isEmpty || diagnostics != nil else {
             throw BatchError(path: eventsField.path, reason: "must hold at least 1 event (or 0 with diagnostics)")
         }
         var events: [Batch.Event] = []
@@ -72,6 +78,12 @@ public struct BatchDecoder: Sendable {
         for (index, value) in eventValues.enumerated() {
             let event = try Field(value: value, path: "events").object(root: "events", index: index)
             events.append(try decodeEvent(event, sessions: sessionIDs, raw: raw))
+        }
+        let aggregateDecoder = AggregateDecoder(sessions: sessionIDs)
+        var aggregates: [Batch.Aggregate] = []
+        aggregates.reserveCapacity(aggregateValues.count)
+        for (index, value) in aggregateValues.enumerated() {
+            aggregates.append(try aggregateDecoder.decode(value, index: index, raw: raw))
         }
         return Batch(
             version: Int(version), id: try root["batch_id"].uuid(), sentAt: try root["sent_at"].timestamp(),
@@ -82,7 +94,7 @@ public struct BatchDecoder: Sendable {
                                    osVersion: try context["os_version"].string(maxBytes: 64),
                                    locale: try context["locale"].string(maxBytes: 64),
                                    sessions: sessions),
-            events: events, diagnostics: diagnostics)
+            events: events, aggregates: aggregates, diagnostics: diagnostics)
     }
 
     private func decodeDiagnostics(_ object: ObjectField) throws(BatchError) -> Batch.Diagnostics {

@@ -15,6 +15,11 @@ import Foundation
 /// At most 1,000 use cases are listed: the most started ones, ties broken by name. The others are
 /// left out of ``useCases`` (an app that makes a use-case name per user would otherwise grow the
 /// report without bound) and counted in ``useCasesOmitted``.
+///
+/// Aggregates (events the devices folded into one record per name and window) are summarised by
+/// name in ``aggregates``: at most 1,000 names, those with the most events first (ties broken by
+/// name), the others counted in ``aggregatesOmitted``. A ``ReportFilter`` selects the aggregates
+/// by start time and dimension; it does not change the other figures.
 public struct AnalyticsReport: Sendable, Equatable, Codable {
     public let app: String
     public let eventsStored: Int
@@ -31,6 +36,10 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
     public let abandonedSpans: Int
     public let prunedOnDevices: Int
     public let databaseResets: Int
+    /// By aggregated event name: the records, the events they fold, each measure merged.
+    public let aggregates: [String: AggregateSummary]
+    /// Aggregated names stored (within the filter) but not listed in ``aggregates``.
+    public let aggregatesOmitted: Int
 
     public struct UseCase: Sendable, Equatable, Codable {
         public let started: Int
@@ -67,10 +76,13 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         case abandonedSpans = "abandoned_spans"
         case prunedOnDevices = "pruned_on_devices"
         case databaseResets = "database_resets"
+        case aggregates
+        case aggregatesOmitted = "aggregates_omitted"
     }
 
     public init(app: String, stats: CollectorStats, pointEvents: Int, spanEvents: Int, useCases: [String: UseCase],
-                network: DurationSummary, sessions: DurationSummary, useCasesOmitted: Int = 0) {
+                network: DurationSummary, sessions: DurationSummary, useCasesOmitted: Int = 0,
+                aggregates: [String: AggregateSummary] = [:], aggregatesOmitted: Int = 0) {
         self.app = app
         eventsStored = stats.eventsStored
         duplicatesDropped = stats.duplicatesDropped
@@ -85,9 +97,12 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         abandonedSpans = stats.abandonedSpans
         prunedOnDevices = stats.prunedOnDevices
         databaseResets = stats.databaseResets
+        self.aggregates = aggregates
+        self.aggregatesOmitted = aggregatesOmitted
     }
 
-    /// Reads `use_cases_omitted` as 0 when absent: reports written before it existed.
+    /// Reads `use_cases_omitted` and `aggregates_omitted` as 0 and `aggregates` as empty when
+    /// absent: reports written before they existed.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         app = try c.decode(String.self, forKey: .app)
@@ -104,6 +119,8 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         abandonedSpans = try c.decode(Int.self, forKey: .abandonedSpans)
         prunedOnDevices = try c.decode(Int.self, forKey: .prunedOnDevices)
         databaseResets = try c.decode(Int.self, forKey: .databaseResets)
+        aggregates = try c.decodeIfPresent([String: AggregateSummary].self, forKey: .aggregates) ?? [:]
+        aggregatesOmitted = try c.decodeIfPresent(Int.self, forKey: .aggregatesOmitted) ?? 0
     }
 
     /// The report for people: a few aligned lines.
@@ -124,6 +141,30 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         }
         lines.append("Network round trip: \(summary(network))")
         lines.append("Session duration: \(summary(sessions))")
+        if !aggregates.isEmpty || aggregatesOmitted > 0 {
+            lines.append("Aggregated measurements:")
+            for (name, aggregate) in aggregates.sorted(by: { $0.key < $1.key }) {
+                let head = "  \(name) (\(aggregate.count) events in \(aggregate.records) aggregates)"
+                if aggregate.measures.isEmpty { lines.append(head) }
+                for (measure, s) in aggregate.measures.sorted(by: { $0.key < $1.key }) {
+                    lines.append("\(head) \(measure): n=\(s.count) · mean \(Self.number(s.mean)) · min \(Self.number(s.min)) · max \(Self.number(s.max)) · p50 \(Self.number(s.p50)) · p95 \(Self.number(s.p95)) · p99 \(Self.number(s.p99))")
+                }
+            }
+            if aggregatesOmitted > 0 {
+                lines.append("  (\(aggregatesOmitted) aggregated names with fewer events not listed)")
+            }
+        }
         return lines.joined(separator: "\n")
+    }
+
+    /// A measure's value for people: measures have no unit the report knows, so a few
+    /// significant digits, whatever the magnitude.
+    static func number(_ value: Double?) -> String {
+        guard let value else { return "—" }
+        let magnitude = abs(value)
+        if magnitude == 0 { return "0" }
+        if magnitude >= 100 && magnitude < 1e9 { return String(format: "%.0f", value) }
+        if magnitude >= 1 && magnitude < 100 { return String(format: "%.2f", value) }
+        return String(format: "%.3g", value)
     }
 }

@@ -104,5 +104,35 @@ enum CollectorSchema {
                 WHERE kind = 'span' AND type = 'usecase';
             CREATE INDEX events_spans ON events (app, kind, type, name, id, duration_ms, abandoned, given_up) WHERE kind = 'span';
             """),
+        // Aggregates: a table of their own, since their uuids are a namespace of their own and
+        // they have no kind, timestamp or parameters. The report reads them by name, in (name,
+        // start) order, filtered by start: through aggregates_names, without a sort. `dimensions`
+        // is canonical JSON (keys sorted, `{}` when none); `measures` the summaries as sent.
+        // The totals keep their counts, so stats never count rows.
+        SQLiteMigration(version: 5, name: "aggregates", sql: """
+            CREATE TABLE aggregates (
+                id INTEGER PRIMARY KEY,
+                app TEXT NOT NULL,
+                uuid BLOB NOT NULL,
+                batch_id BLOB NOT NULL,
+                session BLOB NOT NULL,
+                context_id INTEGER NOT NULL REFERENCES contexts(id),
+                name TEXT NOT NULL,
+                type TEXT NOT NULL,
+                start_ms INTEGER NOT NULL,
+                end_ms INTEGER NOT NULL,
+                window_s INTEGER NOT NULL,
+                count INTEGER NOT NULL,
+                dimensions TEXT NOT NULL,
+                overflow INTEGER NOT NULL DEFAULT 0,
+                measures TEXT NOT NULL,
+                received_ms INTEGER NOT NULL,
+                UNIQUE (app, uuid)
+            );
+            CREATE INDEX aggregates_names ON aggregates (app, name, start_ms);
+            ALTER TABLE totals ADD COLUMN aggregates INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE totals ADD COLUMN aggregate_duplicates INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE totals ADD COLUMN aggregated_events INTEGER NOT NULL DEFAULT 0;
+            """),
     ]
 }

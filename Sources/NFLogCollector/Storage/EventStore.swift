@@ -2,9 +2,10 @@ public import Foundation
 
 /// What storing a batch did.
 public struct StoreResult: Sendable, Equatable, Codable {
-    /// Events stored now.
+    /// Events and aggregates stored now.
     public let accepted: Int
-    /// Events dropped because an event with the same uuid was already stored for this app.
+    /// Events and aggregates dropped because one of the same kind with the same uuid was already
+    /// stored for this app.
     public let duplicates: Int
 
     public init(accepted: Int, duplicates: Int) {
@@ -30,6 +31,12 @@ public struct CollectorStats: Sendable, Equatable, Codable {
     public let prunedOnDevicesByName: [String: Int]
     /// Times a device found its database damaged and started afresh.
     public let databaseResets: Int
+    /// Aggregates stored (each many events folded into one record; not in ``eventsStored``).
+    public let aggregatesStored: Int
+    /// Aggregates dropped because one with the same uuid was already stored.
+    public let aggregateDuplicatesDropped: Int
+    /// The events the stored aggregates fold, their `count`s summed (at most `Int64.max`).
+    public let aggregatedEvents: Int
 
     enum CodingKeys: String, CodingKey {
         case app, batches, requests
@@ -40,6 +47,29 @@ public struct CollectorStats: Sendable, Equatable, Codable {
         case prunedOnDevices = "pruned_on_devices"
         case prunedOnDevicesByName = "pruned_on_devices_by_name"
         case databaseResets = "database_resets"
+        case aggregatesStored = "aggregates_stored"
+        case aggregateDuplicatesDropped = "aggregate_duplicates_dropped"
+        case aggregatedEvents = "aggregated_events"
+    }
+}
+
+extension CollectorStats {
+    /// Reads the aggregate totals as 0 when absent: stats written before aggregates existed.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(app: try c.decode(String.self, forKey: .app),
+                  eventsStored: try c.decode(Int.self, forKey: .eventsStored),
+                  duplicatesDropped: try c.decode(Int.self, forKey: .duplicatesDropped),
+                  batches: try c.decode(Int.self, forKey: .batches),
+                  requests: try c.decode(Int.self, forKey: .requests),
+                  eventsByName: try c.decode([String: Int].self, forKey: .eventsByName),
+                  abandonedSpans: try c.decode(Int.self, forKey: .abandonedSpans),
+                  prunedOnDevices: try c.decode(Int.self, forKey: .prunedOnDevices),
+                  prunedOnDevicesByName: try c.decode([String: Int].self, forKey: .prunedOnDevicesByName),
+                  databaseResets: try c.decode(Int.self, forKey: .databaseResets),
+                  aggregatesStored: try c.decodeIfPresent(Int.self, forKey: .aggregatesStored) ?? 0,
+                  aggregateDuplicatesDropped: try c.decodeIfPresent(Int.self, forKey: .aggregateDuplicatesDropped) ?? 0,
+                  aggregatedEvents: try c.decodeIfPresent(Int.self, forKey: .aggregatedEvents) ?? 0)
     }
 }
 
@@ -54,8 +84,10 @@ public protocol EventStore: Sendable {
     func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult
     /// The app's totals.
     func stats(app: String) async throws -> CollectorStats
-    /// The analysis of the app's stored events.
+    /// The analysis of the app's stored events and aggregates.
     func report(app: String) async throws -> AnalyticsReport
+    /// The analysis, its aggregates limited to those `filter` selects (the rest is the same).
+    func report(app: String, filter: ReportFilter) async throws -> AnalyticsReport
     /// Which of these event uuids the app has stored (each at most once, by construction).
     func storedIDs(app: String, among ids: [UUID]) async throws -> Set<UUID>
     /// The apps that have stored events.
@@ -65,6 +97,10 @@ public protocol EventStore: Sendable {
     /// Up to `limit` of the app's events with a row id after `after` (0: from the start), oldest first,
     /// as the export command's JSON lines; `last` is the row id of the last one, for the next page.
     func exportPage(app: String, after: Int64, limit: Int) async throws -> ExportPage
+    /// Every stored aggregate (of one app, or all), oldest first, one JSON object per line.
+    func exportAggregates(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws
+    /// As ``exportPage(app:after:limit:)``, for aggregates: rows numbered apart from the events'.
+    func exportAggregatePage(app: String, after: Int64, limit: Int) async throws -> ExportPage
     /// Commits a tiny write of the store's own, to tell whether a batch could be stored now:
     /// `/health` asks while writes are failing, to see when they can succeed again.
     func probeWrite() async throws

@@ -61,6 +61,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         let insertContext, findContext, upsertSession, insertEvent, upsertBatch, isNewBatch, upsertTotals, upsertName: SQLiteStatement
         let totals, names, prunes: SQLiteStatement
         let upsertPrune, insertReset, addDiagnostics: SQLiteStatement
+        let insertAggregate, addAggregates, aggregateTotals: SQLiteStatement
 
         init(_ c: SQLiteConnection) throws(SQLiteError) {
             insertContext = try c.prepare("""
@@ -114,6 +115,19 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
             addDiagnostics = try c.prepare("""
                 UPDATE totals SET abandoned = abandoned + ?, pruned = pruned + ?, database_resets = database_resets + ? WHERE app = ?
                 """)
+            insertAggregate = try c.prepare("""
+                INSERT INTO aggregates (app, uuid, batch_id, session, context_id, name, type, start_ms, end_ms, window_s, count,
+                                        dimensions, overflow, measures, received_ms)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (app, uuid) DO NOTHING
+                """)
+            // Counts are up to 2^63 - 1 each: a sum past that (SQLite then computes in floating
+            // point) stays at the largest integer, rather than failing every later batch.
+            addAggregates = try c.prepare("""
+                UPDATE totals SET aggregates = aggregates + ?1, aggregate_duplicates = aggregate_duplicates + ?2,
+                    aggregated_events = min(aggregated_events + ?3, 9223372036854775807) WHERE app = ?4
+                """)
+            aggregateTotals = try c.prepare("SELECT aggregates, aggregate_duplicates, aggregated_events FROM totals WHERE app = ?")
         }
     }
 
@@ -199,6 +213,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                     }
                 }
                 let duplicates = batch.events.count - accepted
+                let aggregates = try Self.insertAggregates(batch, app: app, context: context, receivedAt: receivedAt, s)
 
                 try s.isNewBatch.bind(app, at: 1)
                 try s.isNewBatch.bind(batch.id, at: 2)
@@ -207,8 +222,8 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 try s.upsertBatch.bind(batch.id, at: 2)
                 try s.upsertBatch.bind(receivedAt, at: 3)
                 try s.upsertBatch.bind(receivedAt, at: 4)
-                try s.upsertBatch.bind(Int64(accepted), at: 5)
-                try s.upsertBatch.bind(Int64(duplicates), at: 6)
+                try s.upsertBatch.bind(Int64(accepted + aggregates.accepted), at: 5)
+                try s.upsertBatch.bind(Int64(duplicates + aggregates.duplicates), at: 6)
                 try s.upsertBatch.run()
 
                 try s.upsertTotals.bind(app, at: 1)
@@ -247,9 +262,47 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 try s.addDiagnostics.bind(Int64(resets), at: 3)
                 try s.addDiagnostics.bind(app, at: 4)
                 try s.addDiagnostics.run()
-                return StoreResult(accepted: accepted, duplicates: duplicates)
+                try s.addAggregates.bind(Int64(aggregates.accepted), at: 1)
+                try s.addAggregates.bind(Int64(aggregates.duplicates), at: 2)
+                try s.addAggregates.bind(aggregates.events, at: 3)
+                try s.addAggregates.bind(app, at: 4)
+                try s.addAggregates.run()
+                return StoreResult(accepted: accepted + aggregates.accepted, duplicates: duplicates + aggregates.duplicates)
             }
         }
+    }
+
+    /// Stores the batch's new aggregates; returns how many were new, how many already stored, and
+    /// the events the new ones fold (at most `Int64.max`).
+    private static func insertAggregates(_ batch: Batch, app: String, context: Int64, receivedAt: Int64,
+                                         _ s: Statements) throws(SQLiteError) -> (accepted: Int, duplicates: Int, events: Int64) {
+        var accepted = 0
+        var events: Int64 = 0
+        let insert = s.insertAggregate
+        for aggregate in batch.aggregates {
+            try insert.bind(app, at: 1)
+            try insert.bind(aggregate.id, at: 2)
+            try insert.bind(batch.id, at: 3)
+            try insert.bind(aggregate.session, at: 4)
+            try insert.bind(context, at: 5)
+            try insert.bind(aggregate.name, at: 6)
+            try insert.bind(aggregate.type, at: 7)
+            try insert.bind(aggregate.start, at: 8)
+            try insert.bind(aggregate.end, at: 9)
+            try insert.bind(aggregate.windowSeconds, at: 10)
+            try insert.bind(aggregate.count, at: 11)
+            try insert.bind(aggregate.dimensionsJSON, at: 12)
+            try insert.bind(Int64(aggregate.overflow ? 1 : 0), at: 13)
+            try insert.bind(aggregate.measuresJSON, at: 14)
+            try insert.bind(receivedAt, at: 15)
+            try insert.run()
+            if insert.changes > 0 {
+                accepted += 1
+                let (sum, overflow) = events.addingReportingOverflow(aggregate.count)
+                events = overflow ? .max : sum
+            }
+        }
+        return (accepted, batch.aggregates.count - accepted, events)
     }
 
     private static func contextRowID(_ batch: Batch, app: String, _ s: Statements) throws(SQLiteError) -> Int64 {
@@ -279,17 +332,24 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
             let names = try s.names.collect { ($0.text(at: 0) ?? "", Int($0.int64(at: 1))) }
             try s.prunes.bind(app, at: 1)
             let prunes = try s.prunes.collect { ($0.text(at: 0) ?? "", Int($0.int64(at: 1))) }
+            try s.aggregateTotals.bind(app, at: 1)
+            let aggregates = try s.aggregateTotals.collect { row in (0..<3).map { Int(row.int64(at: Int32($0))) } }.first ?? [0, 0, 0]
             return CollectorStats(app: app, eventsStored: totals[0], duplicatesDropped: totals[1],
                                   batches: totals[2], requests: totals[3],
                                   eventsByName: Dictionary(names, uniquingKeysWith: +),
                                   abandonedSpans: totals[4], prunedOnDevices: totals[5],
-                                  prunedOnDevicesByName: Dictionary(prunes, uniquingKeysWith: +), databaseResets: totals[6])
+                                  prunedOnDevicesByName: Dictionary(prunes, uniquingKeysWith: +), databaseResets: totals[6],
+                                  aggregatesStored: aggregates[0], aggregateDuplicatesDropped: aggregates[1], aggregatedEvents: aggregates[2])
         }
     }
 
     public func report(app: String) async throws -> AnalyticsReport {
+        try await report(app: app, filter: ReportFilter())
+    }
+
+    public func report(app: String, filter: ReportFilter) async throws -> AnalyticsReport {
         let stats = try await stats(app: app)
-        return try await onReadQueue { connection in try Self.analyse(connection, app: app, stats: stats) }
+        return try await onReadQueue { connection in try Self.analyse(connection, app: app, stats: stats, filter: filter) }
     }
 
     /// How many use cases a report lists: the most started ones (ties by name); the rest are
@@ -299,7 +359,8 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     /// The report, in memory that does not grow with the number of events: counts and sums are
     /// SQL aggregates, and each percentile is picked from a walk in sorted order (SQLite's sorter
     /// spills to temporary files past its cache) once the count, and so the rank, is known.
-    static func analyse(_ c: SQLiteConnection, app: String, stats: CollectorStats) throws(SQLiteError) -> AnalyticsReport {
+    static func analyse(_ c: SQLiteConnection, app: String, stats: CollectorStats,
+                        filter: ReportFilter = ReportFilter()) throws(SQLiteError) -> AnalyticsReport {
         // One snapshot: each count and the sorted walk that uses it must see the same rows.
         try c.execute("BEGIN")
         defer { c.rollbackIfNeeded() }  // read-only: there is nothing to commit
@@ -373,9 +434,12 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         try sessionRows.bind(app, at: 1)
         try walk(sessionRows) { sessions.add(Double($0.int64(at: 0))) }
 
+        let aggregates = try AggregateAnalysis.summarise(c, app: app, filter: filter)
+
         return AnalyticsReport(app: app, stats: stats, pointEvents: eventCount - spans, spanEvents: spans, useCases: useCases,
                                network: network.summary, sessions: sessions.summary,
-                               useCasesOmitted: useCaseNames - listed.count)
+                               useCasesOmitted: useCaseNames - listed.count,
+                               aggregates: aggregates.names, aggregatesOmitted: aggregates.omitted)
     }
 
     /// Steps through every row without keeping any, then resets the statement.
@@ -412,6 +476,16 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     /// Within the store's ``readTimeLimit``, like every other read.
     public func exportPage(app: String, after: Int64, limit: Int) async throws -> ExportPage {
         try await onReadQueue { connection in try EventExporter.page(connection, app: app, after: after, limit: limit) }
+    }
+
+    /// No time limit, as ``exportEvents(app:line:)``.
+    public func exportAggregates(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
+        try await onReadQueue(timeLimit: nil) { connection in try AggregateExporter.export(connection, app: app, line: line) }
+    }
+
+    /// Within the store's ``readTimeLimit``, like every other read.
+    public func exportAggregatePage(app: String, after: Int64, limit: Int) async throws -> ExportPage {
+        try await onReadQueue { connection in try AggregateExporter.page(connection, app: app, after: after, limit: limit) }
     }
 
     public func probeWrite() async throws {

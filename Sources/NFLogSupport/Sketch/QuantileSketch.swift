@@ -120,7 +120,7 @@ package struct QuantileSketch: Sendable, Equatable, Codable {
         package private(set) var counts: [UInt64] = []
         /// Bucket indices a decoded store may use: every finite Double's bucket is within ±35,500
         /// (and 10⁻⁹'s is −1,036), so a merge of decoded stores never spans more than this.
-        static let maxIndex = 40_000
+        package static let maxIndex = 40_000
 
         init() {}
 
