@@ -109,6 +109,10 @@ struct QuantileSketchTests {
               #"{"relative_accuracy":0.01,"zero_count":0,"positive":{"offset":9999999,"counts":[1]},"negative":{"offset":0,"counts":[]}}"#,
               #"{"relative_accuracy":0.01,"zero_count":0,"positive":{"offset":0,"counts":[18446744073709551615,1]},"negative":{"offset":0,"counts":[]}}"#,
               #"{"relative_accuracy":0.01,"zero_count":-1,"positive":{"offset":0,"counts":[]},"negative":{"offset":0,"counts":[]}}"#,
+              // Found by the collector's review: each once trapped (abs of Int.min; the total overflowing).
+              #"{"relative_accuracy":0.01,"zero_count":0,"positive":{"offset":-9223372036854775808,"counts":[1]},"negative":{"offset":0,"counts":[]}}"#,
+              #"{"relative_accuracy":0.01,"zero_count":18446744073709551615,"positive":{"offset":0,"counts":[1]},"negative":{"offset":0,"counts":[]}}"#,
+              #"{"relative_accuracy":0.01,"zero_count":1,"positive":{"offset":0,"counts":[9223372036854775807]},"negative":{"offset":0,"counts":[9223372036854775807]}}"#,
               #"{"relative_accuracy":0.01,"zero_count":0,"positive":{"offset":0,"counts":[\#(Array(repeating: "1", count: 2_049).joined(separator: ","))]},"negative":{"offset":0,"counts":[]}}"#,
           ])
     func hostileDecoding(json: String) {

@@ -246,7 +246,9 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                         try s.upsertPrune.bind(name, at: 2)
                         try s.upsertPrune.bind(count, at: 3)
                         try s.upsertPrune.run()
-                        pruned += count
+                        // Saturating: the counts are the client's, and two near Int64.max must not trap.
+                        let (sum, overflow) = pruned.addingReportingOverflow(count)
+                        pruned = overflow ? .max : sum
                     }
                     for (at, reason) in diagnostics.databaseResets {
                         try s.insertReset.bind(app, at: 1)

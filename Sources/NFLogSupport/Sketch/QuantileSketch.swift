@@ -52,6 +52,13 @@ package struct QuantileSketch: Sendable, Equatable, Codable {
         zeroCount = try container.decode(UInt64.self, forKey: .zeroCount)
         positive = try container.decode(BucketStore.self, forKey: .positive)
         negative = try container.decode(BucketStore.self, forKey: .negative)
+        // Each store's total is at most Int64.max; together with the zeros they must be too, or
+        // `count` (and every merge) would overflow.
+        let (stores, overflow) = positive.total.addingReportingOverflow(negative.total)
+        let (all, overflow2) = stores.addingReportingOverflow(zeroCount)
+        guard !overflow, !overflow2, all <= UInt64(Int64.max) else {
+            throw DecodingError.dataCorruptedError(forKey: .zeroCount, in: container, debugDescription: "counts too large")
+        }
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -134,7 +141,9 @@ package struct QuantileSketch: Sendable, Equatable, Codable {
                 throw DecodingError.dataCorruptedError(forKey: .counts, in: container,
                                                        debugDescription: "more than \(QuantileSketch.maxBuckets) buckets")
             }
-            guard abs(offset) <= Self.maxIndex, abs(offset + counts.count) <= Self.maxIndex else {
+            // Compared without arithmetic that could overflow: the offset is the sender's.
+            guard offset.magnitude <= UInt(Self.maxIndex),
+                  (offset + counts.count).magnitude <= UInt(Self.maxIndex) else {
                 throw DecodingError.dataCorruptedError(forKey: .offset, in: container, debugDescription: "offset out of range")
             }
             // Totals must not overflow when summed or merged.
