@@ -74,7 +74,8 @@ final class DemoCollector: Sendable {
     /// 429 and 5xx again after an exponential backoff with jitter (0.25 s doubling, at most 4 s),
     /// never before the collector's `Retry-After`. Lookups and reports change nothing, so a
     /// retry is always safe.
-    private func request(_ path: String, method: String = "GET", body: Data = Data()) async throws -> TransportResponse {
+    private func request(_ path: String, method: String = "GET", body: Data = Data(),
+                         query: [URLQueryItem] = []) async throws -> TransportResponse {
         var attempt = 0
         while true {
             attempt += 1
@@ -83,7 +84,7 @@ final class DemoCollector: Sendable {
             let failure: String
             do {
                 let response = try await transport.send(TransportRequest(
-                    url: readURL(path), method: method,
+                    url: readURL(path, query: query), method: method,
                     headers: ["Authorization": "Bearer \(readToken)", "Content-Type": "application/json"], body: body))
                 let said = "the collector answered \(response.status) to \(path): \(String(decoding: response.body.prefix(300), as: UTF8.self))"
                 switch response.status {
@@ -108,10 +109,11 @@ final class DemoCollector: Sendable {
     }
 
     /// `path` on the collector, with `?app=` when the demo was told which app to read.
-    private func readURL(_ path: String) -> URL {
+    private func readURL(_ path: String, query: [URLQueryItem] = []) -> URL {
         let base = url.appendingPathComponent(path)
-        guard let readApp, var components = URLComponents(url: base, resolvingAgainstBaseURL: false) else { return base }
-        components.queryItems = [URLQueryItem(name: "app", value: readApp)]
+        let items = (readApp.map { [URLQueryItem(name: "app", value: $0)] } ?? []) + query
+        guard !items.isEmpty, var components = URLComponents(url: base, resolvingAgainstBaseURL: false) else { return base }
+        components.queryItems = items
         return components.url ?? base
     }
 
@@ -132,6 +134,27 @@ final class DemoCollector: Sendable {
             missing += answer?["missing"] as? [String] ?? []
         }
         return (found, missing)
+    }
+
+    /// How many events the collector's stored aggregates among `ids` hold, and how many of
+    /// `ids` it has: read from its aggregate export, page by page.
+    func aggregatedEvents(in ids: Set<UUID>) async throws -> (events: Int, aggregates: Int) {
+        var events = 0, found = 0
+        var after = "0"
+        while true {
+            let response = try await request("v1/export", query: [
+                URLQueryItem(name: "kind", value: "aggregates"), URLQueryItem(name: "limit", value: "10000"),
+                URLQueryItem(name: "after", value: after)])
+            for line in response.body.split(separator: UInt8(ascii: "\n")) {
+                guard let object = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                      let uuid = (object["uuid"] as? String).flatMap(UUID.init(uuidString:)), ids.contains(uuid) else { continue }
+                found += 1
+                events += object["count"] as? Int ?? 0
+            }
+            guard let next = response.headers.first(where: { $0.key.lowercased() == "x-nflog-next-after" })?.value else { break }
+            after = next
+        }
+        return (events, found)
     }
 
     func stop() async {

@@ -145,6 +145,9 @@ struct DemoCommand: AsyncParsableCommand {
             burstLine = await Burst(logger: logger, tally: tally, count: burst).run()
         }
 
+        // An aggregate travels once its window ends, or at a flush once it has been open a
+        // second: give the last frame timings' aggregates that second.
+        if tally.counts.aggregated > 0 { try await Task.sleep(for: .milliseconds(1_050)) }
         // Deliver: wait out the offline period and any retries, giving up only after a minute in
         // which nothing more was delivered (a collector asking for Retry-After pauses takes long
         // but keeps making progress).
@@ -167,7 +170,6 @@ struct DemoCommand: AsyncParsableCommand {
 
         let diagnostics = await logger.diagnostics()
         await logger.close()
-        let counts = tally.counts
         // A span's start and end both complete .recorded with the span's id: one event.
         let ids = Array(Set(tally.recordedIDs))
         // The lookup and the report are the demo's extras: a collector without them is told apart
@@ -177,24 +179,37 @@ struct DemoCommand: AsyncParsableCommand {
         do { audit = try await server.countStored(ids) } catch let error as DemoCollector.Unsupported { unaudited.append("\(error)") }
         var report: AnalyticsReport?
         do { report = try await server.report() } catch let error as DemoCollector.Unsupported { unaudited.append("\(error)") }
+        let aggregateIDs = tally.aggregateIDs
+        var aggregateAudit: (events: Int, aggregates: Int)?
+        if !aggregateIDs.isEmpty {
+            do { aggregateAudit = try await server.aggregatedEvents(in: aggregateIDs) } catch let error as DemoCollector.Unsupported {
+                unaudited.append("\(error)")
+            }
+        }
         await server.stop()
         if db == nil { try? FileManager.default.removeItem(at: databaseURL.deletingLastPathComponent()) }
 
-        let exactlyOnce = audit.map { $0.found == ids.count && $0.missing.isEmpty }
-            ?? (diagnostics.waitingForUpload == 0 && diagnostics.uploadedEvents >= ids.count)
+        let counts = tally.counts
+        // Folded events: every aggregate they were folded into is stored, once, holding them all.
+        let aggregatesDelivered = aggregateAudit.map { $0.aggregates == aggregateIDs.count && $0.events == counts.aggregated }
+            ?? (diagnostics.storedAggregates == 0)
+        let exactlyOnce = aggregatesDelivered && (audit.map { $0.found == ids.count && $0.missing.isEmpty }
+            ?? (diagnostics.waitingForUpload == 0 && diagnostics.uploadedEvents >= ids.count))
         let filtered = counts.filtered.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         var lines = [
             "NFLogger \(NFLogger.sdkVersion) demo · seed \(seed) · \(sessions) sessions · \(app.calls) logging calls · collector \(server.url.absoluteString)\(server.isEmbedded ? " (embedded)" : "")\(pinning == nil ? "" : " · certificate pinned")\(encryptionKeyFile == nil ? "" : " · parameters encrypted at rest")\(offlineSeconds > 0 ? " · offline for the first \(offlineSeconds) s" : "")",
             "Policy: \(Self.describe(policyUpdate, diagnostics.policy)) · app mode \(logger.mode)",
-            "SDK: \(counts.recorded) calls recorded (\(ids.count) events) · \(counts.filteredTotal) filtered\(filtered.isEmpty ? "" : " (\(filtered))") · \(counts.disabled) disabled · \(counts.failed) failed",
+            "SDK: \(counts.recorded) calls recorded (\(ids.count) events\(counts.aggregated > 0 ? ", \(counts.aggregated) folded into \(aggregateIDs.count) aggregates" : "")) · \(counts.filteredTotal) filtered\(filtered.isEmpty ? "" : " (\(filtered))") · \(counts.disabled) disabled · \(counts.failed) failed",
             "Uploads: \(diagnostics.uploadedEvents) events in \(diagnostics.uploadedBatches) batches · \(diagnostics.retriedUploads) retries · \(diagnostics.quarantinedEvents) quarantined · \(diagnostics.waitingForUpload) waiting · \(diagnostics.prunedEvents) pruned",
         ]
         if let report { lines.append(report.render()) }
         if let burstLine { lines.insert(burstLine, at: 4) }
         lines += unaudited.map { "Not audited: \($0)." }
         let verdict = switch (exactlyOnce, audit) {
-        case (true, .some): "OK: all \(ids.count) events recorded in this run reached the collector exactly once."
+        case (true, .some): "OK: all \(ids.count) events recorded in this run reached the collector exactly once\(aggregateAudit.map { ", and the \($0.aggregates) aggregates holding the \($0.events) folded events" } ?? "")."
         case (true, nil): "OK (not audited): all \(ids.count) events recorded in this run were uploaded and acknowledged; the collector cannot be asked which it stored."
+        case (false, let audit) where !aggregatesDelivered:
+            "FAILED: the collector holds \(aggregateAudit?.aggregates ?? 0) of the \(aggregateIDs.count) aggregates (\(aggregateAudit?.events ?? 0) of the \(counts.aggregated) folded events)\(audit.map { $0.found == ids.count ? "" : "; and \(ids.count - $0.found) of the \(ids.count) events are missing" } ?? "")."
         case (false, let audit): "FAILED: \(ids.count - (audit?.found ?? diagnostics.uploadedEvents)) of the \(ids.count) events recorded in this run are not at the collector (\(flushed.error.map { "\($0)" } ?? "still waiting"))."
         }
         lines.append(verdict)
@@ -206,7 +221,8 @@ struct DemoCommand: AsyncParsableCommand {
                 disabled: counts.disabled, failed: counts.failed, uploaded: diagnostics.uploadedEvents,
                 retried: diagnostics.retriedUploads, quarantined: diagnostics.quarantinedEvents,
                 waiting: diagnostics.waitingForUpload, reachedCollector: audit?.found, exactlyOnce: exactlyOnce, audited: audit != nil,
-                collector: report)
+                collector: report, aggregated: counts.aggregated, aggregates: aggregateIDs.count,
+                aggregatesReachedCollector: aggregateAudit?.aggregates)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             FileHandle.standardOutput.write(try encoder.encode(summary) + Data("\n".utf8))
@@ -247,10 +263,17 @@ struct DemoSummary: Codable {
     let audited: Bool
     /// `nil` when the collector has no report endpoint.
     let collector: AnalyticsReport?
+    /// Of `recorded`: the events folded into aggregates, and how many aggregates hold them.
+    let aggregated: Int
+    let aggregates: Int
+    /// `nil` when the collector could not be asked (or nothing was folded).
+    let aggregatesReachedCollector: Int?
 
     enum CodingKeys: String, CodingKey {
         case seed, sessions, calls, recorded, filtered, disabled, failed, uploaded, retried, quarantined, waiting, collector, audited
+        case aggregated, aggregates
         case reachedCollector = "reached_collector"
         case exactlyOnce = "exactly_once"
+        case aggregatesReachedCollector = "aggregates_reached_collector"
     }
 }

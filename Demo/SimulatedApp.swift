@@ -4,8 +4,8 @@ import NFLogger
 /// A user of a shopping app, simulated with a fixed seed: sessions that start (launch or
 /// foreground) and end (background); screens viewed as spans; taps and scrolls as point events;
 /// network calls as spans with log-normal round trips; a sign-up form some users abandon part
-/// way; a checkout flow. A few events the policy filters out: debug traces it denies, frame
-/// timings it samples. Waits are real but short (milliseconds), so the SDK measures real durations.
+/// way; a checkout flow. A few events the policy filters out (debug traces it denies, scrolls it
+/// samples) or folds (frame timings it aggregates per screen). Waits are real but short (milliseconds), so the SDK measures real durations.
 struct SimulatedApp {
     let logger: NFLogger
     let tally: Tally
@@ -83,8 +83,8 @@ struct SimulatedApp {
             } else if roll < 0.88 {
                 log("ui.scroll", type: "interaction", ["screen": name, "offset": Int.random(in: 0...4_000, using: &random)])
             } else if roll < 0.95 {
-                // Sampled by the default policy: this device logs some screens' frame times, not others.
-                log("perf.frame.\(name)", type: "performance", ["ms": Int(random.logNormal(median: 9, spread: 0.4))])
+                // Aggregated by the default policy: one row per screen and minute, with percentiles.
+                log("perf.frame", type: "performance", ["ms": random.logNormal(median: 9, spread: 0.4), "screen": name])
             } else {
                 log("debug.trace", ["screen": name, "note": "layout pass"])  // the default policy denies these
             }

@@ -7,11 +7,13 @@ import Synchronization
 final class Tally: Sendable {
     struct Counts: Sendable {
         var calls = 0, recorded = 0, disabled = 0, failed = 0
+        /// Of `recorded`: events folded into aggregates (a policy's `rules.aggregate`).
+        var aggregated = 0
         var filtered: [String: Int] = [:]
         var filteredTotal: Int { filtered.values.reduce(0, +) }
     }
 
-    private let state = Mutex<(counts: Counts, ids: [UUID], seen: Set<UUID>)>((Counts(), [], []))
+    private let state = Mutex<(counts: Counts, ids: [UUID], seen: Set<UUID>, aggregates: Set<UUID>)>((Counts(), [], [], []))
     private let receipts: FileHandle?
 
     init(receiptsPath: String?) throws {
@@ -35,6 +37,12 @@ final class Tally: Sendable {
         state.withLock { state in
             state.counts.calls += 1
             switch status {
+            case .recorded(let id) where status.isAggregated:
+                // Folded: the id is its aggregate's, audited through the collector's aggregates
+                // (receipts list events stored alone).
+                state.counts.recorded += 1
+                state.counts.aggregated += 1
+                state.aggregates.insert(id)
             case .recorded(let id):
                 state.counts.recorded += 1
                 // A span's end reports its start's id again: one receipt per event, written as
@@ -63,6 +71,8 @@ final class Tally: Sendable {
 
     var counts: Counts { state.withLock { $0.counts } }
     var recordedIDs: [UUID] { state.withLock { $0.ids } }
+    /// The aggregates events were folded into.
+    var aggregateIDs: Set<UUID> { state.withLock { $0.aggregates } }
 }
 
 struct DemoError: Error, CustomStringConvertible {
