@@ -7,9 +7,9 @@ extension NFLogger {
     /// Records one numeric measurement: a point event of type `measurement` whose parameters are
     /// `value` and the dimensions (which say what the value is about, such as the screen).
     ///
-    /// It is an event like any other (names, modes, policies, consent apply); a policy's
-    /// `rules.aggregate` is meant to fold such events into per-window summaries instead of
-    /// storing each one.
+    /// It is an event like any other (names, modes, policies, consent apply); when a policy's
+    /// `rules.aggregate` matches its name, it is folded into a per-window summary (count, sum,
+    /// min, max and percentiles of `value`) instead of being stored alone.
     ///
     /// - Parameters:
     ///   - name: The measurement's name, with the rules of event names: `perf.frame`.
