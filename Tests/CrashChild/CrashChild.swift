@@ -12,7 +12,7 @@ import Glibc
 struct CrashChild: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nflog-crash-child",
-        subcommands: [Log.self, Flush.self, Fill.self, Offline.self, Deliver.self])
+        subcommands: [Log.self, Fold.self, Flush.self, Fill.self, Offline.self, Deliver.self])
 }
 
 struct Common: ParsableArguments {
@@ -26,6 +26,8 @@ struct Common: ParsableArguments {
     var sdkDefaults = false
     @Option(help: "Set the consent (granted, pending, denied) and wait until it is saved, before logging.")
     var setConsent: String?
+    @Option(help: "Fold the events this pattern matches (rules.aggregate: 60 s windows, the `screen` dimension).")
+    var aggregate: String?
 
     func configuration() -> Configuration {
         var configuration = Configuration(databaseURL: URL(fileURLWithPath: db), appID: "com.example.crash", appVersion: "1.0")
@@ -44,6 +46,10 @@ struct Common: ParsableArguments {
         if let requestTimeoutMs { configuration.upload.requestTimeout = Double(requestTimeoutMs) / 1_000 }
         if let batchMaxEvents { configuration.upload.batchMaxEvents = batchMaxEvents }
         if let uploadIntervalMs { configuration.upload.interval = Double(uploadIntervalMs) / 1_000 }
+        if let aggregate {
+            configuration.policyOptions.fallback = try? Policy.parse(Data(
+                #"{"version":1,"mode":"active","rules":{"aggregate":[{"pattern":"\#(aggregate)","window_s":60,"dimensions":["screen"]}]}}"#.utf8))
+        }
         return configuration
     }
 }
@@ -80,6 +86,27 @@ struct Log: AsyncParsableCommand {
                 let span = logger.startEvent(name: "crash.span", parameters: ["index": index], completion: keep)
                 if index % 20 == 0 { span.end(completion: keep) }  // the other half may be open when killed
             }
+            index += 1
+            if index % 50 == 0 { try await Task.sleep(for: .milliseconds(2)) }
+        }
+    }
+}
+
+/// Logs frame times the `--aggregate` rule folds, until killed; every folded event appends its
+/// aggregate's uuid to the receipts (one line per event).
+struct Fold: AsyncParsableCommand {
+    @OptionGroup var common: Common
+    @Option var receipts: String
+
+    func run() async throws {
+        let logger = try NFLogger(configuration: common.configuration())
+        let receipts = Receipts(path: receipts)
+        let keep: LogCompletion = { status in if case .recorded(let id) = status, status.isAggregated { receipts.add(id) } }
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        var index = 0
+        while true {
+            logger.logEvent(name: "crash.frame", parameters: ["ms": Double(index % 97) + 0.5, "screen": ["a", "b", "c"][index % 3]],
+                            completion: keep)
             index += 1
             if index % 50 == 0 { try await Task.sleep(for: .milliseconds(2)) }
         }

@@ -158,4 +158,46 @@ struct DurabilityTests {
         #expect(stats.abandonedSpans > 0, "spans open at a kill are closed as abandoned and reported")
         await collector.stop()
     }
+
+    @Test("kill -9 while folding into aggregates: every aggregate a completion named reaches the collector once, holding at least the events it receipted")
+    func killNineWhileFolding() async throws {
+        let trials = 8
+        let collector = try await TestCollector.start()
+        let scratch = Scratch()
+        let receipts = scratch.url.appendingPathComponent("receipts.txt").path
+        let arguments = ["--db", scratch.databaseURL.path, "--collector", collector.url.absoluteString,
+                         "--max-rows", "10000000", "--request-timeout-ms", "1000", "--aggregate", "crash.frame"]
+        var random = SeededRandom(seed: 11)
+        for _ in 0..<trials {
+            let (child, output) = try Child.start(["fold", "--receipts", receipts] + arguments)
+            _ = await Child.offPool { output.fileHandleForReading.availableData }  // "ready"
+            // Some kills come after a second: by then a suspend-free run has closed nothing early,
+            // so aggregates stay open across the kill and the next child folds into them.
+            try await Task.sleep(for: .microseconds(30_000 + random.next() % 1_200_000))
+            kill(child.processIdentifier, SIGKILL)
+            await Child.offPool { child.waitUntilExit() }
+            #expect(child.terminationReason == .uncaughtSignal)
+        }
+        // The flush closes what has been open a second or more; wait for that second.
+        try await Task.sleep(for: .milliseconds(1_100))
+        let flush = try await Child.run(["flush"] + arguments)
+        #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0)
+
+        let lines = try String(contentsOfFile: receipts, encoding: .utf8).split(separator: "\n")
+        var receipted: [UUID: Int] = [:]
+        for line in lines { if let id = UUID(uuidString: String(line)) { receipted[id, default: 0] += 1 } }
+        var stored: [UUID: Int] = [:]
+        var copies: [UUID: Int] = [:]
+        for aggregate in try await collector.exportedAggregates() {
+            stored[aggregate.uuid] = aggregate.count
+            copies[aggregate.uuid, default: 0] += 1
+        }
+        let lost = receipted.filter { (stored[$0.key] ?? 0) < $0.value }
+        print("killNineWhileFolding: \(trials) trials, \(receipted.values.reduce(0, +)) folded events receipted in \(receipted.count) aggregates; \(stored.count) aggregates stored holding \(stored.values.reduce(0, +)) events; short \(lost.count)")
+        #expect(receipted.values.reduce(0, +) > trials * 100, "the children must have folded")
+        #expect(lost.isEmpty, "aggregates holding fewer events than were receipted: \(lost)")
+        #expect(copies.values.allSatisfy { $0 == 1 })
+        #expect(stored.values.reduce(0, +) >= receipted.values.reduce(0, +))
+        await collector.stop()
+    }
 }

@@ -37,10 +37,28 @@ final class Aggregator {
     private(set) var overflowEvents = 0
     /// Aggregates closed and not yet announced to the uploader (committed).
     private var closedSinceTaken = 0
+    /// SQLite's `data_version` when this cache was last known to match the file: another
+    /// process's commit (an app extension sharing the database) changes it.
+    private var dataVersion: Int64?
 
     init(owner: QueueOwner, limitEnforcer: LimitEnforcer) {
         self.owner = owner
         self.limitEnforcer = limitEnforcer
+    }
+
+    /// Called first in every transaction that may fold or close: if another connection committed
+    /// since this cache was filled, it may have folded into or closed the same rows, so the
+    /// cache is dropped and read again from them.
+    func beginTransaction(_ db: OpenDatabase) throws(SQLiteError) {
+        owner.check()
+        guard !rules.isEmpty || !open.isEmpty || nextCloseKnown else { return }
+        let version = try db.connection.scalarInt("PRAGMA data_version")
+        if version != dataVersion {
+            open = [:]
+            seriesSeen = [:]
+            nextCloseKnown = false
+            dataVersion = version
+        }
     }
 
     /// Folds one event; the caller owns the transaction. Returns the aggregate's id.
@@ -137,6 +155,7 @@ final class Aggregator {
     /// back. Everything is read again from the rows when next needed.
     func forget() {
         owner.check()
+        dataVersion = nil
         open = [:]
         dirty = []
         seriesSeen = [:]

@@ -209,6 +209,7 @@ final class DatabaseManager {
         let aggregator = writer.aggregator
         do throws(SQLiteError) {
             try db.connection.transaction { () throws(SQLiteError) in
+                try aggregator.beginTransaction(db)
                 if early { try aggregator.closeEarly(now: now, db: db) } else { try aggregator.closeDue(now: now, db: db) }
             }
             aggregator.committed()

@@ -54,6 +54,7 @@ final class EventWriter {
         let owed = owedConsent
         do {
             try db.connection.transaction { () throws(SQLiteError) in
+                try aggregator.beginTransaction(db)
                 for (consent, receipt) in owed { uncommittedDeletions.append((receipt, try reconcile(consent, db))) }
                 for request in requests {
                     statuses.append(try apply(request, db, limits, now: now))
