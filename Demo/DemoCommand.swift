@@ -200,7 +200,7 @@ struct DemoCommand: AsyncParsableCommand {
             "NFLogger \(NFLogger.sdkVersion) demo · seed \(seed) · \(sessions) sessions · \(app.calls) logging calls · collector \(server.url.absoluteString)\(server.isEmbedded ? " (embedded)" : "")\(pinning == nil ? "" : " · certificate pinned")\(encryptionKeyFile == nil ? "" : " · parameters encrypted at rest")\(offlineSeconds > 0 ? " · offline for the first \(offlineSeconds) s" : "")",
             "Policy: \(Self.describe(policyUpdate, diagnostics.policy)) · app mode \(logger.mode)",
             "SDK: \(counts.recorded) calls recorded (\(ids.count) events\(counts.aggregated > 0 ? ", \(counts.aggregated) folded into \(aggregateIDs.count) aggregates" : "")) · \(counts.filteredTotal) filtered\(filtered.isEmpty ? "" : " (\(filtered))") · \(counts.disabled) disabled · \(counts.failed) failed",
-            "Uploads: \(diagnostics.uploadedEvents) events in \(diagnostics.uploadedBatches) batches · \(diagnostics.retriedUploads) retries · \(diagnostics.quarantinedEvents) quarantined · \(diagnostics.waitingForUpload) waiting · \(diagnostics.prunedEvents) pruned",
+            "Uploads: \(diagnostics.uploadedEvents) \(aggregateIDs.isEmpty ? "events" : "records (events and aggregates)") in \(diagnostics.uploadedBatches) batches · \(diagnostics.retriedUploads) retries · \(diagnostics.quarantinedEvents) quarantined · \(diagnostics.waitingForUpload) waiting · \(diagnostics.prunedEvents) pruned",
         ]
         if let report { lines.append(report.render()) }
         if let burstLine { lines.insert(burstLine, at: 4) }

@@ -18,8 +18,9 @@ public struct Diagnostics: Sendable, CustomStringConvertible {
     /// Spans started but not yet ended.
     public let openSpans: Int
     /// Stored events ready for upload, including the batch in flight (open spans are not ready).
+    /// A closed aggregate counts as one; an open one is not ready.
     public let waitingForUpload: Int
-    /// Events the collector confirmed since the logger started.
+    /// Events the collector confirmed since the logger started (an aggregate counts as one).
     public let uploadedEvents: Int
     /// Batches the collector confirmed since the logger started.
     public let uploadedBatches: Int
