@@ -472,22 +472,22 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     /// No time limit: `nflog-collector export` streams millions of rows for an operator, which
     /// may rightly take minutes. The reader is busy meanwhile; ingest is not.
     public func exportEvents(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
-        try await onReadQueue(timeLimit: nil) { connection in try EventExporter.export(connection, app: app, line: line) }
+        try await onReadQueue(timeLimit: nil) { connection in try EventExporter.format.export(connection, app: app, line: line) }
     }
 
     /// Within the store's ``readTimeLimit``, like every other read.
     public func exportPage(app: String, after: Int64, limit: Int) async throws -> ExportPage {
-        try await onReadQueue { connection in try EventExporter.page(connection, app: app, after: after, limit: limit) }
+        try await onReadQueue { connection in try EventExporter.format.page(connection, app: app, after: after, limit: limit) }
     }
 
     /// No time limit, as ``exportEvents(app:line:)``.
     public func exportAggregates(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
-        try await onReadQueue(timeLimit: nil) { connection in try AggregateExporter.export(connection, app: app, line: line) }
+        try await onReadQueue(timeLimit: nil) { connection in try AggregateExporter.format.export(connection, app: app, line: line) }
     }
 
     /// Within the store's ``readTimeLimit``, like every other read.
     public func exportAggregatePage(app: String, after: Int64, limit: Int) async throws -> ExportPage {
-        try await onReadQueue { connection in try AggregateExporter.page(connection, app: app, after: after, limit: limit) }
+        try await onReadQueue { connection in try AggregateExporter.format.page(connection, app: app, after: after, limit: limit) }
     }
 
     public func probeWrite() async throws {
