@@ -161,7 +161,7 @@ struct DurabilityTests {
 
     @Test("kill -9 while folding into aggregates: every aggregate a completion named reaches the collector once, holding at least the events it receipted")
     func killNineWhileFolding() async throws {
-        let trials = 8
+        let trials = 6
         let collector = try await TestCollector.start()
         let scratch = Scratch()
         let receipts = scratch.url.appendingPathComponent("receipts.txt").path
@@ -171,9 +171,9 @@ struct DurabilityTests {
         for _ in 0..<trials {
             let (child, output) = try Child.start(["fold", "--receipts", receipts] + arguments)
             _ = await Child.offPool { output.fileHandleForReading.availableData }  // "ready"
-            // Some kills come after a second: by then a suspend-free run has closed nothing early,
-            // so aggregates stay open across the kill and the next child folds into them.
-            try await Task.sleep(for: .microseconds(30_000 + random.next() % 1_200_000))
+            // Nothing closes an aggregate early in a child (no flush, suspend or close), so
+            // aggregates stay open across the kill and the next child folds into them.
+            try await Task.sleep(for: .microseconds(30_000 + random.next() % 800_000))
             kill(child.processIdentifier, SIGKILL)
             await Child.offPool { child.waitUntilExit() }
             #expect(child.terminationReason == .uncaughtSignal)

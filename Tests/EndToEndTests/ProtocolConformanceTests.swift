@@ -80,6 +80,43 @@ struct ProtocolConformanceTests {
         await collector.stop()
     }
 
+    @Test("Aggregates the SDK really sends (dimensions, an overflow series, a span's duration, no numbers at all) validate and decode",
+          .enabled(if: SchemaCheck.available, "needs python3 with jsonschema: python3 -m pip install jsonschema"))
+    func sdkAggregatesValidate() async throws {
+        let collector = try await TestCollector.start()
+        let transport = ForwardingRecorder()
+        let scratch = Scratch()
+        var configuration = configuration(scratch, collector: collector.url, transport: transport)
+        configuration.policyOptions.fallback = try Policy.parse(Data(#"""
+            {"version":1,"mode":"active","rules":{"aggregate":[
+              {"pattern":"perf.frame","window_s":60,"dimensions":["screen"],"max_series":2},
+              {"pattern":"net.**","window_s":3600},
+              {"pattern":"ui.**","window_s":1}]}}
+            """#.utf8))
+        let logger = try NFLogger(configuration: configuration)
+        for (index, screen) in ["home", "feed", "cart", "pay"].enumerated() {
+            _ = await logger.logEvent(name: "perf.frame", parameters: ["ms": 16.7 * Double(index + 1), "screen": screen, "note": "dropped"])
+        }
+        let span = await logger.startEvent(name: "net.request", parameters: ["bytes": 512]).span
+        _ = await span.end(parameters: ["status": 200])
+        _ = await logger.logEvent(name: "ui.tap", parameters: ["button": "buy"])  // nothing numeric: a count only
+        _ = await logger.record(name: "perf.frame", value: 8, dimensions: ["screen": "home"])
+        try await Task.sleep(for: .milliseconds(1_100))
+        let result = await deliverAll(logger)
+        #expect(result.error == nil)
+        let bodies = transport.recorded
+        let check = try SchemaCheck.validate(bodies)
+        #expect(check.status == 0, "\(check.output)")
+        var aggregates: [Batch.Aggregate] = []
+        for body in bodies { aggregates += try BatchDecoder().decode(Array(body)).aggregates }
+        #expect(aggregates.count == 5)
+        #expect(aggregates.contains { $0.overflow && $0.count == 2 })
+        #expect(aggregates.contains { $0.name == "net.request" && $0.measures.keys.sorted() == ["bytes", "duration_ms", "status"] })
+        #expect(aggregates.contains { $0.name == "ui.tap" && $0.measures.isEmpty && $0.count == 1 })
+        await logger.close()
+        await collector.stop()
+    }
+
     @Test("The example in docs/PROTOCOL.md validates and the collector accepts it")
     func documentedExample() throws {
         let protocolText = try String(contentsOf: SchemaCheck.root.appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
