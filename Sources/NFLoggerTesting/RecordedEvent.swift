@@ -43,4 +43,9 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
     /// Whether the SDK closed the span itself (its process stopped without closing the logger,
     /// or the span stayed open past `Configuration.Limits.spanTimeout`).
     public let isAbandoned: Bool
+    /// The transaction it was logged in (`TransactionHandle.id`, or the one a backend read from
+    /// a `traceparent`), if any.
+    public let transactionID: UUID?
+    /// The W3C span id of the span it was logged under, if any.
+    public let parentSpanID: UInt64?
 }

@@ -50,6 +50,8 @@ public struct Configuration: Sendable {
     public var encryptionKey: EncryptionKey?
     /// Which transport carries uploads and policy fetches, and which certificates it trusts.
     public var network = Network()
+    /// Which hosts get a transaction's `traceparent` (none by default).
+    public var propagation = Propagation()
     /// The SDK's own diagnostic log. Default: silent.
     public var logger = Logger(label: "nflogger", factory: { _ in SwiftLogNoOpLogHandler() })
 

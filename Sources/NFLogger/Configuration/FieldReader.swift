@@ -66,6 +66,14 @@ struct FieldReader<Failure: FieldReaderError> {
         return number
     }
 
+    func bool(_ key: String) throws(Failure) -> Bool? {
+        guard let value = try present(key) else { return nil }
+        guard let boxed = value as? NSNumber, type(of: boxed) == NSNumber.booleanClass else {
+            throw .invalid(path(key), "must be true or false")
+        }
+        return boxed.boolValue
+    }
+
     func integer(_ key: String) throws(Failure) -> Int? {
         guard let number = try number(key) else { return nil }
         guard number == number.rounded(), let integer = Int(exactly: number) else {

@@ -208,16 +208,28 @@ public final class NFLogger: Sendable {
         // Disabled is decided here, before the rest of the call is entered: its frame (and its
         // stack protector) cost the Disabled path more than the decision itself.
         if store.refusesEveryCall { return completions.finishDisabled(completion) }
-        logAdmissible(name: name, type: type, parameters: parameters, completion: completion)
+        logAdmissible(name: name, type: type, parameters: parameters, context: nil, completion: completion)
+    }
+
+    /// Logs a point event into a transaction: one of the app's (``TransactionHandle/context``),
+    /// or, on a backend, the one a request's `traceparent` carried
+    /// (``TransactionContext/init(traceparent:)``). Otherwise as
+    /// ``logEvent(name:type:parameters:completion:)``.
+    public func logEvent(name: String, type: String = "event", parameters: LogParameters = [:],
+                         in context: TransactionContext, completion: LogCompletion? = nil) {
+        if store.refusesEveryCall { return completions.finishDisabled(completion) }
+        logAdmissible(name: name, type: type, parameters: parameters, context: context, completion: completion)
     }
 
     @inline(never)
-    private func logAdmissible(name: String, type: String, parameters: LogParameters, completion: LogCompletion?) {
+    private func logAdmissible(name: String, type: String, parameters: LogParameters, context: TransactionContext?,
+                               completion: LogCompletion?) {
         switch verdict(name: name, type: type) {
         case .refuse(let status): completions.finish(status, completion)
         case .admit(let whilePending):
-            _ = requests.submit(draft(.point, name: name, type: type, whilePending: whilePending),
-                                parameters: parameters, completion: completion)
+            var draft = draft(.point, name: name, type: type, whilePending: whilePending)
+            if let context { (draft.transaction, draft.parentSpan) = (context.transactionID, context.parentSpanID) }
+            _ = requests.submit(draft, parameters: parameters, completion: completion)
         }
     }
 
@@ -232,6 +244,29 @@ public final class NFLogger: Sendable {
     @discardableResult
     public func startEvent(name: String, type: String = "event", parameters: LogParameters = [:],
                            completion: LogCompletion? = nil) -> SpanHandle {
+        startSpan(name: name, type: type, parameters: parameters, context: nil, beginsTransaction: false, completion: completion)
+    }
+
+    /// Starts a span in a transaction (see ``logEvent(name:type:parameters:in:completion:)``):
+    /// its handle's ``SpanHandle/context`` is this transaction with the span as parent.
+    @discardableResult
+    public func startEvent(name: String, type: String = "event", parameters: LogParameters = [:],
+                           in context: TransactionContext, completion: LogCompletion? = nil) -> SpanHandle {
+        startSpan(name: name, type: type, parameters: parameters, context: context, beginsTransaction: false, completion: completion)
+    }
+
+    /// Begins a transaction: a use case such as `form.signup` that the collector's report
+    /// follows (started, completed, abandoned, time to complete) and that the app's requests to
+    /// its own backend carry (``TransactionHandle/propagationHeaders(for:)``). It is a span of
+    /// type `usecase` whose id is the transaction id; `completion` reports its start.
+    public func beginTransaction(name: String, type: String = "usecase", parameters: LogParameters = [:],
+                                 completion: LogCompletion? = nil) -> TransactionHandle {
+        TransactionHandle(span: startSpan(name: name, type: type, parameters: parameters, context: nil,
+                                          beginsTransaction: true, completion: completion))
+    }
+
+    private func startSpan(name: String, type: String, parameters: LogParameters, context: TransactionContext?,
+                           beginsTransaction: Bool, completion: LogCompletion?) -> SpanHandle {
         let whilePending: Bool
         switch verdict(name: name, type: type) {
         case .refuse(let refusal):
@@ -239,9 +274,12 @@ public final class NFLogger: Sendable {
             return SpanHandle(id: UUID(), name: name, start: SpanHandle.Start(refusal: refusal), logger: self)
         case .admit(let pending): whilePending = pending
         }
-        if let id = requests.submit(draft(.span, name: name, type: type, whilePending: whilePending),
-                                    parameters: parameters, completion: completion) {
-            return SpanHandle(id: id, name: name, start: .started, logger: self)
+        var draft = draft(.span, name: name, type: type, whilePending: whilePending)
+        if let context { (draft.transaction, draft.parentSpan) = (context.transactionID, context.parentSpanID) }
+        draft.beginsTransaction = beginsTransaction
+        if let id = requests.submit(draft, parameters: parameters, completion: completion) {
+            return SpanHandle(id: id, name: name, start: .started, logger: self,
+                              transaction: beginsTransaction ? id : context?.transactionID)
         }
         return SpanHandle(id: UUID(), name: name, start: .notStored, logger: self)
     }

@@ -12,6 +12,31 @@ public struct SpanHandle: Sendable {
     public let name: String
     let start: Start
     let logger: NFLogger
+    /// The transaction it was started in, if any.
+    let transaction: UUID?
+
+    init(id: UUID, name: String, start: Start, logger: NFLogger, transaction: UUID? = nil) {
+        self.id = id
+        self.name = name
+        self.start = start
+        self.logger = logger
+        self.transaction = transaction
+    }
+
+    /// Where events under this span belong, if it was started in a transaction: the
+    /// transaction, with this span as parent. `nil` for a span outside any transaction.
+    public var context: TransactionContext? {
+        transaction.map { TransactionContext(transactionID: $0, parentSpanID: TransactionContext.spanID(of: id)) }
+    }
+
+    /// The headers that carry the transaction on a request made under this span (a W3C
+    /// `traceparent` naming this span as parent), if the span is in a transaction and `url`'s
+    /// host is one of ``Configuration/Propagation/hosts``. The collector then joins the
+    /// backend's time to this span: the request's network round trip and server time.
+    public func propagationHeaders(for url: URL) -> [String: String] {
+        guard let context else { return [:] }
+        return logger.configuration.propagation.headers(for: url, context: context)
+    }
 
     enum Start: Sendable {
         case started

@@ -58,6 +58,8 @@ public struct Policy: Sendable, Equatable {
     public let minimumSDKVersion: String?
     /// Circles inside which nothing is recorded, given the app's location.
     let privacyZones: [PrivacyZone]
+    /// `auto`: which automatic sources (NFLoggerInstrumentation) may record.
+    package let automatic: AutomaticSources
     /// After this time the policy no longer applies (the configuration's default does).
     public let expiresAt: Date?
 

@@ -37,7 +37,7 @@ extension Policy {
 
     private init(_ fields: FieldReader<PolicyError>) throws(PolicyError) {
         try fields.rejectUnknown(["version", "mode", "rules", "upload", "database", "span_timeout_s",
-                                  "refresh_interval_s", "min_sdk_version", "privacy_zones", "expires_at"])
+                                  "refresh_interval_s", "min_sdk_version", "privacy_zones", "expires_at", "auto"])
         guard let version = try fields.integer("version") else { throw .missing("version") }
         guard version == Self.supportedVersion else { throw .unsupportedVersion(version) }
         self.version = version
@@ -134,6 +134,15 @@ extension Policy {
             }
         }
         privacyZones = zones
+
+        var automatic = AutomaticSources()
+        if let fields = try fields.object("auto") {
+            try fields.rejectUnknown(["log", "tracing", "metrics"])
+            automatic.log = try fields.bool("log") ?? true
+            automatic.tracing = try fields.bool("tracing") ?? true
+            automatic.metrics = try fields.bool("metrics") ?? true
+        }
+        self.automatic = automatic
 
         if let text = try fields.string("expires_at") {
             guard let date = Self.parseDate(text) else {

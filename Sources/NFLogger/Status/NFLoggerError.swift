@@ -22,6 +22,9 @@ public enum NFLoggerError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownSpan(UUID)
     /// The span was already ended; the first end stands.
     case spanAlreadyEnded(UUID)
+    /// The transaction with this id has ended (``TransactionHandle/end(outcome:parameters:completion:)``):
+    /// nothing more is logged against it.
+    case transactionEnded(UUID)
     /// The logger was closed with ``NFLogger/close(completion:)``.
     case closed
 
@@ -37,6 +40,7 @@ public enum NFLoggerError: Error, Sendable, Equatable, CustomStringConvertible {
         case .storage(let error): "storage: \(error)"
         case .unknownSpan(let id): "no recorded span has id \(id.uuidString.lowercased())"
         case .spanAlreadyEnded(let id): "span \(id.uuidString.lowercased()) was already ended"
+        case .transactionEnded(let id): "transaction \(id.uuidString.lowercased()) has ended"
         case .closed: "the logger is closed"
         }
     }

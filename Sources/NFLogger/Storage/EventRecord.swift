@@ -45,6 +45,12 @@ struct EventDraft: Sendable {
     /// Consent was pending when the call was admitted: the event is held (or, if consent was
     /// denied before it is written, dropped).
     var loggedWhilePending = false
+    /// The transaction it belongs to, and the span it was logged under (docs/PROTOCOL.md,
+    /// "Transactions"). A transaction's own span gets its id as `transaction` once it has one
+    /// (`beginsTransaction`).
+    var transaction: UUID? = nil
+    var parentSpan: UInt64? = nil
+    var beginsTransaction = false
 }
 
 /// A point event or the start of a span, ready for its table.
@@ -54,6 +60,13 @@ struct EventRecord: Sendable {
     var draft: EventDraft
     /// Recorded while consent is pending: kept back from upload, deleted if consent is denied.
     var held = false
+
+    init(id: UUID, session: Session, draft: EventDraft) {
+        self.id = id
+        self.session = session
+        self.draft = draft
+        if draft.beginsTransaction { self.draft.transaction = id }
+    }
 }
 
 /// The end of a span, matched to its start by id on the RequestManager's queue.

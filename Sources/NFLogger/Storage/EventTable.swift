@@ -53,18 +53,27 @@ extension SQLiteStatement {
         try bindBlob(sealed, at: index)
     }
 
-    /// Reads the columns every event table's upload queries start with, in this order:
-    /// `id, uuid, session_id, name, type, parameters, <time in ms>`, then the span's own
-    /// (`end_ms, duration_ns, end_parameters, abandoned`) or the aggregate's (`end_ms, window_s`).
+    /// Reads the columns of every table's upload queries, the same layout for every kind (NULL
+    /// where a kind has no such column): `id, uuid, session_id, name, type, parameters, <time in
+    /// ms>, end_ms, duration_ns, end_parameters, abandoned, transaction_id, parent_span`, and an
+    /// aggregate's `window_s` last.
     func storedEvent(kind: RecordKind) -> StoredEvent {
         StoredEvent(kind: kind, rowID: int64(at: 0), id: uuid(at: 1), sessionRowID: int64(at: 2),
                     name: text(at: 3) ?? "", type: text(at: 4) ?? "", parameters: blob(at: 5),
                     timestamp: int64(at: 6),
-                    end: kind != .point && !isNull(at: 7) ? int64(at: 7) : nil,
-                    durationNanoseconds: kind == .span && !isNull(at: 8) ? int64(at: 8) : nil,
-                    endParameters: kind == .span ? blob(at: 9) : nil,
-                    abandoned: kind == .span && int64(at: 10) != 0,
-                    windowSeconds: kind == .aggregate ? int64(at: 8) : nil)
+                    end: isNull(at: 7) ? nil : int64(at: 7),
+                    durationNanoseconds: isNull(at: 8) ? nil : int64(at: 8),
+                    endParameters: blob(at: 9),
+                    abandoned: int64(at: 10) != 0,
+                    transaction: isNull(at: 11) ? nil : uuid(at: 11),
+                    parentSpan: isNull(at: 12) ? nil : UInt64(bitPattern: int64(at: 12)),
+                    windowSeconds: kind == .aggregate ? int64(at: 13) : nil)
+    }
+
+    /// Binds an event's transaction and parent span at `index` and `index + 1` (NULL when none).
+    func bindTransaction(of draft: EventDraft, at index: Int32) throws(SQLiteError) {
+        if let transaction = draft.transaction { try bind(transaction, at: index) } else { try bindNull(at: index) }
+        if let parent = draft.parentSpan { try bind(Int64(bitPattern: parent), at: index + 1) } else { try bindNull(at: index + 1) }
     }
 }
 

@@ -11,12 +11,12 @@ final class PointEventTable: UploadableEventTable {
         self.connection = connection
         self.cipher = cipher
         insertStatement = try connection.prepare("""
-            INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms, priority, held)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms, priority, held, transaction_id, parent_span)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         queries = try EventTableQueries(
             connection: connection, table: "point_events",
-            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.timestamp_ms",
+            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.timestamp_ms, NULL, NULL, NULL, 0, e.transaction_id, e.parent_span",
             time: "timestamp_ms", readyCondition: "")
     }
 
@@ -24,6 +24,7 @@ final class PointEventTable: UploadableEventTable {
         try insertStatement.bindCommonColumns(of: event, sessionRowID: sessionRowID, cipher: cipher)
         try insertStatement.bind(Int64(priority), at: 7)
         try insertStatement.bind(Int64(event.held ? 1 : 0), at: 8)
+        try insertStatement.bindTransaction(of: event.draft, at: 9)
         try insertStatement.run()
     }
 

@@ -133,6 +133,12 @@ enum Schema {
             CREATE INDEX aggregate_events_batch ON aggregate_events (batch_id) WHERE batch_id IS NOT NULL;
             CREATE INDEX aggregate_events_held ON aggregate_events (id) WHERE held = 1;
             """),
+        Migration(version: 8, name: "transactions: the transaction an event belongs to, the span it was logged under", sql: """
+            ALTER TABLE point_events ADD COLUMN transaction_id BLOB;
+            ALTER TABLE point_events ADD COLUMN parent_span INTEGER;
+            ALTER TABLE span_events ADD COLUMN transaction_id BLOB;
+            ALTER TABLE span_events ADD COLUMN parent_span INTEGER;
+            """),
     ]
 
     static var latestVersion: Int32 { migrations.last?.version ?? 0 }

@@ -16,8 +16,9 @@ final class SpanEventTable: UploadableEventTable {
         self.connection = connection
         self.cipher = cipher
         insertStatement = try connection.prepare("""
-            INSERT INTO span_events (uuid, session_id, name, type, parameters, start_ms, start_mono_ns, clock_epoch, priority, held)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO span_events (uuid, session_id, name, type, parameters, start_ms, start_mono_ns, clock_epoch, priority, held,
+                                     transaction_id, parent_span)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         findStatement = try connection.prepare("""
             SELECT id, start_ms, start_mono_ns, clock_epoch, end_ms, name, type, session_id, parameters, held
@@ -29,7 +30,7 @@ final class SpanEventTable: UploadableEventTable {
         // Only ended spans travel; an open span waits for its end (or, later, its timeout).
         queries = try EventTableQueries(
             connection: connection, table: "span_events",
-            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.start_ms, e.end_ms, e.duration_ns, e.end_parameters, e.abandoned",
+            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.start_ms, e.end_ms, e.duration_ns, e.end_parameters, e.abandoned, e.transaction_id, e.parent_span",
             time: "start_ms", readyCondition: "end_ms IS NOT NULL")
     }
 
@@ -40,6 +41,7 @@ final class SpanEventTable: UploadableEventTable {
         try statement.bind(processClockEpoch, at: 8)
         try statement.bind(Int64(priority), at: 9)
         try statement.bind(Int64(event.held ? 1 : 0), at: 10)
+        try statement.bindTransaction(of: event.draft, at: 11)
         try statement.run()
     }
 

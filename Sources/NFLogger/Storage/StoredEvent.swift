@@ -18,6 +18,9 @@ struct StoredEvent: Sendable {
     var endParameters: [UInt8]?
     /// A span closed by the SDK (after a crash or its timeout), not by the app.
     var abandoned = false
+    /// The transaction it belongs to and the span it was logged under, if any.
+    var transaction: UUID? = nil
+    var parentSpan: UInt64? = nil
     /// Aggregate only: its rule's window; `parameters` is its folded state, `timestamp` and
     /// `end` the range it covers.
     var windowSeconds: Int64? = nil

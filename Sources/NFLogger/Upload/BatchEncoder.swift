@@ -31,6 +31,12 @@ enum BatchEncoder {
             out.writeLiteral(","); out.writeKey("duration_ms"); out.writeNumber((Double(micros) / 1_000).description)
             if event.abandoned { out.writeLiteral(","); out.writeKey("abandoned"); out.writeLiteral("true") }
         }
+        if let transaction = event.transaction {
+            out.writeLiteral(","); out.writeKey("transaction"); out.writeUUID(transaction)
+        }
+        if let parent = event.parentSpan {
+            out.writeLiteral(","); out.writeKey("parent_span"); out.writeString(TransactionContext.hex(parent))
+        }
         if let parameters = event.parameters {
             out.writeLiteral(","); out.writeKey("parameters"); out.writeRaw(parameters)
         }

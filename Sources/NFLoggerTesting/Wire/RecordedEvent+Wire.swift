@@ -26,5 +26,15 @@ extension RecordedEvent {
         }
         endParameters = try wire.parameters("end_parameters")
         isAbandoned = try wire.optionalBool("abandoned") ?? false
+        transactionID = wire.contains("transaction") ? try wire.uuid("transaction") : nil
+        if wire.contains("parent_span") {
+            let text = try wire.string("parent_span")
+            guard text.utf8.count == 16, let span = UInt64(text, radix: 16) else {
+                throw WireFormatError(path: wire.path(of: "parent_span"), "must be 16 hex digits")
+            }
+            parentSpanID = span
+        } else {
+            parentSpanID = nil
+        }
     }
 }

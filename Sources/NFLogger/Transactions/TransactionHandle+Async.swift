@@ -1,0 +1,67 @@
+import Foundation
+
+// The `async` twins of the transaction calls, as for every other call (NFLogger+Async.swift).
+extension NFLogger {
+    /// Logs a point event into a transaction and waits until it is committed (or refused).
+    @discardableResult
+    nonisolated(nonsending)
+    public func logEvent(name: String, type: String = "event", parameters: LogParameters = [:],
+                         in context: TransactionContext) async -> LogStatus {
+        await withCheckedContinuation { continuation in
+            logEvent(name: name, type: type, parameters: parameters, in: context) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Starts a span in a transaction and waits until its start is committed (or refused).
+    nonisolated(nonsending)
+    public func startEvent(name: String, type: String = "event", parameters: LogParameters = [:],
+                           in context: TransactionContext) async -> (span: SpanHandle, status: LogStatus) {
+        var handle: SpanHandle?
+        let status = await withCheckedContinuation { continuation in
+            handle = startEvent(name: name, type: type, parameters: parameters, in: context) { continuation.resume(returning: $0) }
+        }
+        return (handle ?? SpanHandle(id: UUID(), name: name, start: .notStored, logger: self), status)
+    }
+
+    /// Begins a transaction and waits until its start is committed (or refused).
+    nonisolated(nonsending)
+    public func beginTransaction(name: String, type: String = "usecase", parameters: LogParameters = [:]) async
+        -> (transaction: TransactionHandle, status: LogStatus) {
+        var handle: TransactionHandle?
+        let status = await withCheckedContinuation { continuation in
+            handle = beginTransaction(name: name, type: type, parameters: parameters) { continuation.resume(returning: $0) }
+        }
+        return (handle ?? TransactionHandle(span: SpanHandle(id: UUID(), name: name, start: .notStored, logger: self)), status)
+    }
+}
+
+extension TransactionHandle {
+    /// Logs a point event in this transaction and waits until it is committed (or refused).
+    @discardableResult
+    nonisolated(nonsending)
+    public func logEvent(name: String, type: String = "event", parameters: LogParameters = [:]) async -> LogStatus {
+        await withCheckedContinuation { continuation in
+            logEvent(name: name, type: type, parameters: parameters) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Starts a span in this transaction and waits until its start is committed (or refused).
+    nonisolated(nonsending)
+    public func startEvent(name: String, type: String = "event", parameters: LogParameters = [:]) async
+        -> (span: SpanHandle, status: LogStatus) {
+        var handle: SpanHandle?
+        let status = await withCheckedContinuation { continuation in
+            handle = startEvent(name: name, type: type, parameters: parameters) { continuation.resume(returning: $0) }
+        }
+        return (handle ?? SpanHandle(id: UUID(), name: name, start: .notStored, logger: logger), status)
+    }
+
+    /// Ends the transaction and waits until the end is committed (or refused).
+    @discardableResult
+    nonisolated(nonsending)
+    public func end(outcome: TransactionOutcome, parameters: LogParameters = [:]) async -> LogStatus {
+        await withCheckedContinuation { continuation in
+            end(outcome: outcome, parameters: parameters) { continuation.resume(returning: $0) }
+        }
+    }
+}
