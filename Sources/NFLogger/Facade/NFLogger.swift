@@ -208,7 +208,7 @@ public final class NFLogger: Sendable {
         // Disabled is decided here, before the rest of the call is entered: its frame (and its
         // stack protector) cost the Disabled path more than the decision itself.
         if store.refusesEveryCall { return completions.finishDisabled(completion) }
-        logAdmissible(name: name, type: type, parameters: parameters, context: nil, completion: completion)
+        logAdmissible(name: name, type: type, parameters: parameters, link: nil, completion: completion)
     }
 
     /// Logs a point event into a transaction: one of the app's (``TransactionHandle/context``),
@@ -218,18 +218,17 @@ public final class NFLogger: Sendable {
     public func logEvent(name: String, type: String = "event", parameters: LogParameters = [:],
                          in context: TransactionContext, completion: LogCompletion? = nil) {
         if store.refusesEveryCall { return completions.finishDisabled(completion) }
-        logAdmissible(name: name, type: type, parameters: parameters, context: context, completion: completion)
+        logAdmissible(name: name, type: type, parameters: parameters, link: TransactionLink(context), completion: completion)
     }
 
     @inline(never)
-    private func logAdmissible(name: String, type: String, parameters: LogParameters, context: TransactionContext?,
+    private func logAdmissible(name: String, type: String, parameters: LogParameters, link: TransactionLink?,
                                completion: LogCompletion?) {
         switch verdict(name: name, type: type) {
         case .refuse(let status): completions.finish(status, completion)
         case .admit(let whilePending):
-            var draft = draft(.point, name: name, type: type, whilePending: whilePending)
-            if let context { (draft.transaction, draft.parentSpan) = (context.transactionID, context.parentSpanID) }
-            _ = requests.submit(draft, parameters: parameters, completion: completion)
+            _ = requests.submit(draft(.point, name: name, type: type, whilePending: whilePending, link: link),
+                                parameters: parameters, completion: completion)
         }
     }
 
@@ -274,10 +273,9 @@ public final class NFLogger: Sendable {
             return SpanHandle(id: UUID(), name: name, start: SpanHandle.Start(refusal: refusal), logger: self)
         case .admit(let pending): whilePending = pending
         }
-        var draft = draft(.span, name: name, type: type, whilePending: whilePending)
-        if let context { (draft.transaction, draft.parentSpan) = (context.transactionID, context.parentSpanID) }
-        draft.beginsTransaction = beginsTransaction
-        if let id = requests.submit(draft, parameters: parameters, completion: completion) {
+        let link = beginsTransaction ? TransactionLink.beginsTransaction : context.map(TransactionLink.init)
+        if let id = requests.submit(draft(.span, name: name, type: type, whilePending: whilePending, link: link),
+                                    parameters: parameters, completion: completion) {
             return SpanHandle(id: id, name: name, start: .started, logger: self,
                               transaction: beginsTransaction ? id : context?.transactionID)
         }
@@ -408,9 +406,9 @@ public final class NFLogger: Sendable {
 
     /// Stamps an admitted event with both clocks; the parameters are encoded on the queue.
     @inline(__always)
-    private func draft(_ kind: EventKind, name: String, type: String, whilePending: Bool) -> EventDraft {
+    private func draft(_ kind: EventKind, name: String, type: String, whilePending: Bool, link: TransactionLink?) -> EventDraft {
         EventDraft(kind: kind, name: name, type: type,
                    wallMilliseconds: clock.wallMilliseconds(), monotonicNanoseconds: clock.monotonicNanoseconds(),
-                   loggedWhilePending: whilePending)
+                   loggedWhilePending: whilePending, link: link)
     }
 }

@@ -45,12 +45,28 @@ struct EventDraft: Sendable {
     /// Consent was pending when the call was admitted: the event is held (or, if consent was
     /// denied before it is written, dropped).
     var loggedWhilePending = false
-    /// The transaction it belongs to, and the span it was logged under (docs/PROTOCOL.md,
-    /// "Transactions"). A transaction's own span gets its id as `transaction` once it has one
-    /// (`beginsTransaction`).
-    var transaction: UUID? = nil
-    var parentSpan: UInt64? = nil
-    var beginsTransaction = false
+    /// The transaction it belongs to, if any: a reference, so that the draft of an ordinary
+    /// event stays as small (and as cheap to move through the queue) as before transactions.
+    var link: TransactionLink? = nil
+}
+
+/// An event's place in a transaction (docs/PROTOCOL.md, "Transactions"): the transaction and
+/// the span it was logged under; or, for a transaction's own span, that it begins one (its
+/// transaction id is its own id, known only once the queue gives it one).
+final class TransactionLink: Sendable {
+    let transaction: UUID?
+    let parentSpan: UInt64?
+    let begins: Bool
+
+    init(_ context: TransactionContext) {
+        (transaction, parentSpan, begins) = (context.transactionID, context.parentSpanID, false)
+    }
+
+    private init(begins: Bool) {
+        (transaction, parentSpan, self.begins) = (nil, nil, begins)
+    }
+
+    static let beginsTransaction = TransactionLink(begins: true)
 }
 
 /// A point event or the start of a span, ready for its table.
@@ -61,11 +77,10 @@ struct EventRecord: Sendable {
     /// Recorded while consent is pending: kept back from upload, deleted if consent is denied.
     var held = false
 
-    init(id: UUID, session: Session, draft: EventDraft) {
-        self.id = id
-        self.session = session
-        self.draft = draft
-        if draft.beginsTransaction { self.draft.transaction = id }
+    /// The transaction it belongs to: its own id for a transaction's span.
+    var transaction: UUID? {
+        guard let link = draft.link else { return nil }
+        return link.begins ? id : link.transaction
     }
 }
 

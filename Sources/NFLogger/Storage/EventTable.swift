@@ -71,9 +71,9 @@ extension SQLiteStatement {
     }
 
     /// Binds an event's transaction and parent span at `index` and `index + 1` (NULL when none).
-    func bindTransaction(of draft: EventDraft, at index: Int32) throws(SQLiteError) {
-        if let transaction = draft.transaction { try bind(transaction, at: index) } else { try bindNull(at: index) }
-        if let parent = draft.parentSpan { try bind(Int64(bitPattern: parent), at: index + 1) } else { try bindNull(at: index + 1) }
+    func bindTransaction(of event: EventRecord, at index: Int32) throws(SQLiteError) {
+        if let transaction = event.transaction { try bind(transaction, at: index) } else { try bindNull(at: index) }
+        if let parent = event.draft.link?.parentSpan { try bind(Int64(bitPattern: parent), at: index + 1) } else { try bindNull(at: index + 1) }
     }
 }
 

@@ -24,7 +24,7 @@ final class PointEventTable: UploadableEventTable {
         try insertStatement.bindCommonColumns(of: event, sessionRowID: sessionRowID, cipher: cipher)
         try insertStatement.bind(Int64(priority), at: 7)
         try insertStatement.bind(Int64(event.held ? 1 : 0), at: 8)
-        try insertStatement.bindTransaction(of: event.draft, at: 9)
+        try insertStatement.bindTransaction(of: event, at: 9)
         try insertStatement.run()
     }
 

@@ -41,7 +41,7 @@ final class SpanEventTable: UploadableEventTable {
         try statement.bind(processClockEpoch, at: 8)
         try statement.bind(Int64(priority), at: 9)
         try statement.bind(Int64(event.held ? 1 : 0), at: 10)
-        try statement.bindTransaction(of: event.draft, at: 11)
+        try statement.bindTransaction(of: event, at: 11)
         try statement.run()
     }
 
