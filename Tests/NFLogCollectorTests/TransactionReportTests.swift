@@ -90,10 +90,13 @@ struct TransactionReportTests {
         var withParent: [String: String] = [:]
 
         init() {
-            // T1: 1000.5 ms; one call of 400.25 answered by a 300.125 ms server span, under which
-            // the backend logged a 120 ms query (nested: not a call of its own).
+            // T1: 1000.5 ms; one call of 400.25, made under a step the app logged (so its parent is
+            // a span of the app's own: the step is not a call), answered by a 300.125 ms server
+            // span, under which the backend logged a 120 ms query (nested: not a call either).
             let t1 = useCase("flow.checkout", duration: 1_000.5)
-            let c1 = call(in: t1, duration: 400.25)
+            let step1 = Span(name: "checkout.pay", type: "step", duration: 450, transaction: t1.uuid)
+            var c1 = call(in: t1, duration: 400.25)
+            c1.parent = step1.spanID
             let s1 = server(under: c1, duration: 300.125)
             let q1 = server(under: s1, duration: 120, name: "db.query")
             // T2: 800 ms; one call of 500 with two server spans (200, 550): the longest counts,
@@ -120,14 +123,14 @@ struct TransactionReportTests {
             let t6 = useCase("form.signup", duration: 3_000)
             let c6 = call(in: t6, duration: 100)
 
-            for span in [t1, c1, t2, c2, t3, c3a, c3b, t4, c4, t5, c5, t6, c6] { app.append(span.json(session: appSession)) }
+            for span in [t1, step1, c1, t2, c2, t3, c3a, c3b, t4, c4, t5, c5, t6, c6] { app.append(span.json(session: appSession)) }
             app.append(point(transaction: t1.uuid))
             app.append(point(transaction: nil))
             for span in [s1, q1, s2a, s2b, s3a, s3b, s5] { backend.append(span.json(session: backendSession)) }
             for span in [server(under: c4, duration: 80), server(under: c1, duration: 999)] {
                 otherApp.append(span.json(session: backendSession))
             }
-            for span in [t1, c1, t2, c2, t3, c3a, c3b, t4, c4, t5, c5, t6, c6, s1, q1, s2a, s2b, s3a, s3b, s5] {
+            for span in [t1, step1, c1, t2, c2, t3, c3a, c3b, t4, c4, t5, c5, t6, c6, s1, q1, s2a, s2b, s3a, s3b, s5] {
                 withTransaction[span.uuid] = span.transaction
                 if let parent = span.parent { withParent[span.uuid] = parent }
             }
