@@ -83,6 +83,61 @@ struct BatchDecoderTests {
         }
     }
 
+    /// An event with `fields` (`"key":value` pairs) added before its closing brace.
+    static func with(_ event: String, _ fields: String) -> String { String(event.dropLast()) + "," + fields + "}" }
+
+    @Test("Transaction and parent span decode on points and spans; absent, they are nil")
+    func transactions() throws {
+        let transaction = "0193A7C2-5B1E-7C3D-9F00-1A2B3C4D5E6F"  // either case, as every uuid
+        let batch = try decode(BatchFixtures.batch(events: [
+            Self.with(BatchFixtures.point(), #""transaction":"\#(transaction)","parent_span":"00f067aa0ba902b7""#),
+            Self.with(BatchFixtures.span(), #""transaction":"\#(transaction.lowercased())","parent_span":"ffffffffffffffff""#),
+            Self.with(BatchFixtures.span(), #""transaction":"\#(transaction)""#),
+            BatchFixtures.point(),
+        ]))
+        let id = try #require(UUID(uuidString: transaction))
+        #expect(batch.events.map(\.transaction) == [id, id, id, nil])
+        #expect(batch.events.map(\.parentSpan?.rawValue) == [0x00f0_67aa_0ba9_02b7, .max, nil, nil])
+        #expect(batch.events[0].parentSpan?.description == "00f067aa0ba902b7")
+    }
+
+    @Test("A span's id is its uuid's last 8 bytes")
+    func spanIDOfUUID() throws {
+        let id = try #require(UUID(uuidString: "0193a7c2-5b20-7a11-8c00-77aa55cc33ee"))
+        #expect(SpanID(spanUUID: id)?.description == "8c0077aa55cc33ee")
+        #expect(SpanID(spanUUID: try #require(UUID(uuidString: "0193a7c2-5b20-7a11-0000-000000000000"))) == nil)
+        #expect(SpanID(rawValue: 1)?.description == "0000000000000001")
+    }
+
+    static let spanIDRule = "must be 16 lowercase hex digits, not all zeros, such as 1a2b3c4d5e6f7081"
+    static let badTransactions: [(String, String)] = [
+        (#""transaction":"not-a-uuid""#, "events[0].transaction: must be a UUID such as 0193a7c2-5b1e-7c3d-9f00-1a2b3c4d5e6f"),
+        (#""transaction":"0193a7c25b1e7c3d9f001a2b3c4d5e6f""#, "events[0].transaction: must be a UUID such as 0193a7c2-5b1e-7c3d-9f00-1a2b3c4d5e6f"),
+        (#""transaction":null"#, "events[0].transaction: must be a UUID string, found null"),
+        (#""transaction":7"#, "events[0].transaction: must be a UUID string, found a number"),
+        (#""parent_span":"00F067AA0BA902B7""#, "events[0].parent_span: \(spanIDRule)"),
+        (#""parent_span":"0000000000000000""#, "events[0].parent_span: \(spanIDRule)"),
+        (#""parent_span":"00f067aa0ba902b""#, "events[0].parent_span: \(spanIDRule)"),
+        (#""parent_span":"00f067aa0ba902b70""#, "events[0].parent_span: \(spanIDRule)"),
+        (#""parent_span":"00f067aa-ba902b7""#, "events[0].parent_span: \(spanIDRule)"),
+        (#""parent_span":"""#, "events[0].parent_span: \(spanIDRule)"),
+        (#""parent_span":"00f067aa0ba902bé""#, "events[0].parent_span: \(spanIDRule)"),
+        (#""parent_span":"0x f067aa0ba902b""#, "events[0].parent_span: \(spanIDRule)"),
+        (#""parent_span":12345"#, "events[0].parent_span: must be a span id string, found a number"),
+        (#""parent_span":null"#, "events[0].parent_span: must be a span id string, found null"),
+    ]
+
+    @Test("A broken transaction or parent span is refused with its path, on a point or a span", arguments: Self.badTransactions)
+    func brokenTransactions(field: String, message: String) {
+        for event in [BatchFixtures.point(), BatchFixtures.span()] {
+            #expect {
+                try decode(BatchFixtures.batch(events: [Self.with(event, field)]))
+            } throws: { error in
+                (error as? BatchError)?.description == message
+            }
+        }
+    }
+
     @Test("Malformed JSON is a BatchError too")
     func malformed() {
         #expect {

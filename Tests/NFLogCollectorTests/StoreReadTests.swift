@@ -10,12 +10,14 @@ enum StoreFixtures {
     static func span(_ name: String, type: String, duration: Double, completed: Bool? = nil, abandoned: Bool = false) -> Batch.Event {
         Batch.Event(id: UUID(), session: session, name: name, kind: .span, type: type, timestamp: 1_000, end: 1_000 + Int64(duration),
                     durationMilliseconds: duration, parameters: nil,
-                    endParameters: completed.map { #"{"completed":\#($0)}"# }, abandoned: abandoned)
+                    endParameters: completed.map { #"{"completed":\#($0)}"# }, abandoned: abandoned,
+                    transaction: nil, parentSpan: nil)
     }
 
     static func point(_ name: String = "ui.tap") -> Batch.Event {
         Batch.Event(id: UUID(), session: session, name: name, kind: .point, type: "event", timestamp: 1_000, end: nil,
-                    durationMilliseconds: nil, parameters: #"{"n":1}"#, endParameters: nil, abandoned: false)
+                    durationMilliseconds: nil, parameters: #"{"n":1}"#, endParameters: nil, abandoned: false,
+                    transaction: nil, parentSpan: nil)
     }
 
     static func batch(_ events: [Batch.Event]) -> Batch {

@@ -1,16 +1,17 @@
 import NFLogSupport
 
 /// Writes stored events as JSON lines: every field, the uuid, the context and session, and the
-/// parameters verbatim. The format `nflog-collector export` prints, and the lines of an
+/// parameters verbatim; `transaction` and `parent_span` only when the event carried them. The format `nflog-collector export` prints, and the lines of an
 /// ``ExportPage``.
 enum EventExporter {
     static let format = RowExport(
         select: """
             SELECT e.app, e.uuid, e.batch_id, e.session, e.name, e.kind, e.type, e.timestamp_ms, e.end_ms, e.duration_ms,
-                   e.parameters, e.end_parameters, e.received_ms, e.abandoned, \(RowExport.contextColumns), e.id
+                   e.parameters, e.end_parameters, e.received_ms, e.abandoned, \(RowExport.contextColumns),
+                   e.transaction_id, e.parent_span, e.id
             FROM events e JOIN contexts c ON c.id = e.context_id
             """,
-        alias: "e", rowIDColumn: 21, lineCapacity: 512, writeLine: writeLine)
+        alias: "e", rowIDColumn: 23, lineCapacity: 512, writeLine: writeLine)
 
     /// Appends the current row as one line.
     private static func writeLine(_ statement: SQLiteStatement, into out: inout JSONWriter) {
@@ -28,6 +29,10 @@ enum EventExporter {
         if let end = statement.blob(at: 11) { out.writeLiteral(","); out.writeKey("end_parameters"); out.writeRaw(end) }
         out.writeLiteral(","); out.writeKey("received_at"); out.writeInteger(statement.int64(at: 12))
         if statement.int64(at: 13) != 0 { out.writeLiteral(","); out.writeKey("abandoned"); out.writeLiteral("true") }
+        if !statement.isNull(at: 21) { out.writeLiteral(","); out.writeKey("transaction"); out.writeUUID(statement.uuid(at: 21)) }
+        if !statement.isNull(at: 22), let parent = SpanID(rawValue: UInt64(bitPattern: statement.int64(at: 22))) {
+            out.writeLiteral(","); out.writeKey("parent_span"); out.writeString(parent.description)
+        }
         RowExport.writeContext(statement, from: 14, into: &out)
     }
 }

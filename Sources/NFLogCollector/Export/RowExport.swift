@@ -3,8 +3,8 @@ import NFLogSupport
 /// The walk both exports share (events, aggregates): every row of one app (or all) as JSON
 /// lines, or a page of them after a row id. Each export gives its query and its line.
 struct RowExport: Sendable {
-    /// `SELECT …` of the line's columns, the context's seven columns, and the row id last;
-    /// `FROM` the table under `alias`, joined to its context.
+    /// `SELECT …` of the line's columns and the context's seven columns (where the line reads
+    /// them), the row id last; `FROM` the table under `alias`, joined to its context.
     let select: String
     let alias: String
     /// The column of the row id (the last one).

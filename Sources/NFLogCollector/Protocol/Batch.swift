@@ -61,6 +61,12 @@ public struct Batch: Sendable {
         public let endParameters: String?
         /// Span only: closed by the SDK (after a crash or its timeout), not by the app.
         public let abandoned: Bool
+        /// The transaction (a use case, possibly continued by a backend) the event belongs to:
+        /// the uuid of the transaction's own span.
+        public let transaction: UUID?
+        /// The span the event was logged under, when that is not the transaction's own span or
+        /// was logged by another process (a backend continuing the app's request).
+        public let parentSpan: SpanID?
     }
 
     /// Many events of one name folded into one record (docs/PROTOCOL.md, "Aggregates").

@@ -161,7 +161,8 @@ public struct BatchDecoder: Sendable {
             name: try event["name"].eventName(maxBytes: EventNameRules.maxNameBytes),
             kind: kind, type: try event["type"].eventName(maxBytes: EventNameRules.maxTypeBytes),
             timestamp: timestamp, end: end, durationMilliseconds: duration,
-            parameters: try event.optional("parameters")?.rawObject(raw), endParameters: endParameters, abandoned: abandoned)
+            parameters: try event.optional("parameters")?.rawObject(raw), endParameters: endParameters, abandoned: abandoned,
+            transaction: try event.optional("transaction")?.uuid(), parentSpan: try event.optional("parent_span")?.spanID())
     }
 }
 
@@ -265,6 +266,15 @@ private struct Field {
             throw BatchError(path: path, reason: "must be a UUID such as 0193a7c2-5b1e-7c3d-9f00-1a2b3c4d5e6f")
         }
         return uuid
+    }
+
+    /// A W3C span id: 16 lowercase hex digits, not all zeros.
+    func spanID() throws(BatchError) -> SpanID {
+        guard case .string(let string)? = value else { throw wrong("a span id string") }
+        guard let id = SpanID(hex: string) else {
+            throw BatchError(path: path, reason: "must be 16 lowercase hex digits, not all zeros, such as 1a2b3c4d5e6f7081")
+        }
+        return id
     }
 
     /// The object's text exactly as it appears in the body.

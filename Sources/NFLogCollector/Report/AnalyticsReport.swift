@@ -10,7 +10,10 @@ import Foundation
 ///   app ended it with `"completed": false` in its end parameters; its time is the duration of the
 ///   completed ones;
 /// - a **network call** is a span of type `network`; its round trip is its duration;
-/// - a **session** lasts from its start to the last time the app went to the background.
+/// - a **session** lasts from its start to the last time the app went to the background;
+/// - a use case's **server split** (``UseCase/server``) divides its completed transactions' time
+///   between the app, the network and the backend, from the spans the backend logged under the
+///   transaction (docs/PROTOCOL.md, "Transactions").
 ///
 /// At most 1,000 use cases are listed: the most started ones, ties broken by name. The others are
 /// left out of ``useCases`` (an app that makes a use-case name per user would otherwise grow the
@@ -49,17 +52,23 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         public let abandonmentRate: Double
         /// Durations of the completed ones.
         public let duration: DurationSummary
+        /// The completed transactions' time in the app, on the network and on the server, over
+        /// those whose app called a backend that logged under the transaction; `nil` (the key
+        /// absent) when none did.
+        public let server: ServerSplit?
 
-        public init(started: Int, completed: Int, abandoned: Int, abandonmentRate: Double, duration: DurationSummary) {
+        public init(started: Int, completed: Int, abandoned: Int, abandonmentRate: Double, duration: DurationSummary,
+                    server: ServerSplit? = nil) {
             self.started = started
             self.completed = completed
             self.abandoned = abandoned
             self.abandonmentRate = abandonmentRate
             self.duration = duration
+            self.server = server
         }
 
         enum CodingKeys: String, CodingKey {
-            case started, completed, abandoned, duration
+            case started, completed, abandoned, duration, server
             case abandonmentRate = "abandonment_rate"
         }
     }
@@ -135,6 +144,10 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         }
         for (name, useCase) in useCases.sorted(by: { $0.key < $1.key }) {
             lines.append("Use case \(name): \(useCase.started) started · \(useCase.completed) completed · \(useCase.abandoned) abandoned (\(String(format: "%.1f", useCase.abandonmentRate * 100))%) · time to complete \(summary(useCase.duration))")
+            if let split = useCase.server {
+                func part(_ s: DurationSummary) -> String { "p50 \(ms(s.p50Milliseconds)) p95 \(ms(s.p95Milliseconds))" }
+                lines.append("  server split (n=\(split.transactions)): client \(part(split.client)) · network \(part(split.network)) · server \(part(split.server))")
+            }
         }
         if useCasesOmitted > 0 {
             lines.append("(\(useCasesOmitted) less started use cases not listed)")

@@ -134,5 +134,19 @@ enum CollectorSchema {
             ALTER TABLE totals ADD COLUMN aggregate_duplicates INTEGER NOT NULL DEFAULT 0;
             ALTER TABLE totals ADD COLUMN aggregated_events INTEGER NOT NULL DEFAULT 0;
             """),
+        // Transactions (docs/PROTOCOL.md): `transaction_id` the uuid's 16 bytes, `parent_span` a
+        // W3C span id's 8 bytes as a signed integer, bit for bit. `span_id` (the same, from the
+        // last 8 bytes of the uuid) is derived when a span that carries a transaction is stored,
+        // NULL otherwise, so only those spans enter events_transactions: an app that sends no
+        // transactions pays three NULL columns per event and no index. The report finds each
+        // server span's client span, and then each client call's transaction, through that index
+        // (a seek on app, transaction, span id); it is covering for both sides of that join.
+        SQLiteMigration(version: 6, name: "transactions: ids, parent spans and the index that joins them", sql: """
+            ALTER TABLE events ADD COLUMN transaction_id BLOB;
+            ALTER TABLE events ADD COLUMN parent_span INTEGER;
+            ALTER TABLE events ADD COLUMN span_id INTEGER;
+            CREATE INDEX events_transactions ON events (app, transaction_id, span_id, parent_span, context_id, duration_ms)
+                WHERE span_id IS NOT NULL;
+            """),
     ]
 }

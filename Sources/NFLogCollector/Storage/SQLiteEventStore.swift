@@ -82,10 +82,12 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 """)
             insertEvent = try c.prepare("""
                 INSERT INTO events (app, uuid, batch_id, session, context_id, name, kind, type, timestamp_ms,
-                                    end_ms, duration_ms, parameters, end_parameters, received_ms, abandoned, given_up)
+                                    end_ms, duration_ms, parameters, end_parameters, received_ms, abandoned, given_up,
+                                    transaction_id, parent_span, span_id)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
                         CASE WHEN ?7 = 'span' AND ?8 = 'usecase'
-                             THEN ?15 = 1 OR coalesce(json_extract(?13, '$.completed'), 1) IN (0, 'false') END)
+                             THEN ?15 = 1 OR coalesce(json_extract(?13, '$.completed'), 1) IN (0, 'false') END,
+                        ?16, ?17, ?18)
                 ON CONFLICT (app, uuid) DO NOTHING
                 """)
             isNewBatch = try c.prepare("SELECT count(*) FROM batches WHERE app = ? AND uuid = ?")
@@ -205,6 +207,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                     if let end = event.endParameters { try insert.bind(end, at: 13) } else { try insert.bindNull(at: 13) }
                     try insert.bind(receivedAt, at: 14)
                     try insert.bind(Int64(event.abandoned ? 1 : 0), at: 15)
+                    try Self.bindTransaction(event, insert)
                     try insert.run()
                     if insert.changes > 0 {
                         accepted += 1
@@ -271,6 +274,18 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 try s.addAggregates.run()
                 return StoreResult(accepted: accepted + aggregates.accepted, duplicates: duplicates + aggregates.duplicates)
             }
+        }
+    }
+
+    /// Binds an event's transaction columns (16, 17, 18): the span id only for a span in a
+    /// transaction, the only events the report's join can reach.
+    private static func bindTransaction(_ event: Batch.Event, _ insert: SQLiteStatement) throws(SQLiteError) {
+        if let transaction = event.transaction { try insert.bind(transaction, at: 16) } else { try insert.bindNull(at: 16) }
+        if let parent = event.parentSpan { try insert.bind(parent.storedValue, at: 17) } else { try insert.bindNull(at: 17) }
+        if event.transaction != nil, event.kind == .span, let span = SpanID(spanUUID: event.id) {
+            try insert.bind(span.storedValue, at: 18)
+        } else {
+            try insert.bindNull(at: 18)
         }
     }
 
@@ -411,11 +426,13 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
             // Names past the listed ones are skipped, not kept.
             durations[row.text(at: 0) ?? ""]?.add(row.double(at: 1))
         }
+        let splits = try TransactionAnalysis.splits(c, app: app, names: Set(listed.keys))
         var useCases: [String: AnalyticsReport.UseCase] = [:]
         for (name, entry) in listed {
             let duration = durations[name]?.summary ?? DurationSummary([])
             useCases[name] = AnalyticsReport.UseCase(started: entry.started, completed: duration.count, abandoned: entry.abandoned,
-                                                     abandonmentRate: Double(entry.abandoned) / Double(entry.started), duration: duration)
+                                                     abandonmentRate: Double(entry.abandoned) / Double(entry.started), duration: duration,
+                                                     server: splits[name])
         }
 
         var network = SortedDurations(count: roundTrips)
