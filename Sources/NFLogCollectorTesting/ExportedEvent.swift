@@ -1,5 +1,5 @@
 public import Foundation
-public import NFLogCollector
+import NFLogCollector
 public import NFLoggerTesting
 
 /// An event the collector stored, as it exports it (`docs/PROTOCOL.md`, "Export format"): the
@@ -14,13 +14,8 @@ public struct ExportedEvent: Sendable, Hashable {
     public let receivedAt: Date
     /// The standard properties of the app instance that sent it.
     public let context: RecordedContext
-    /// The event itself.
+    /// The event itself (with its `transactionID` and `parentSpanID`).
     public let event: RecordedEvent
-    /// The transaction the event belongs to (`transaction` on the wire), if it carried one.
-    /// Here rather than on ``event`` because `RecordedEvent` does not carry it yet.
-    public let transaction: UUID?
-    /// The span the event was logged under (`parent_span` on the wire), if it carried one.
-    public let parentSpan: SpanID?
 }
 
 extension ExportedEvent {
@@ -34,14 +29,5 @@ extension ExportedEvent {
         self.context = try RecordedContext(wire: context, sdkName: context.string("sdk_name"),
                                            sdkVersion: context.string("sdk_version"))
         event = try RecordedEvent(wire: wire)
-        transaction = wire.contains("transaction") ? try wire.uuid("transaction") : nil
-        if wire.contains("parent_span") {
-            guard let parent = SpanID(hex: try wire.string("parent_span")) else {
-                throw WireFormatError(path: wire.path(of: "parent_span"), "must be 16 lowercase hex digits, not all zeros")
-            }
-            parentSpan = parent
-        } else {
-            parentSpan = nil
-        }
     }
 }

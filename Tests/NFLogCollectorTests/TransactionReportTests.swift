@@ -238,11 +238,12 @@ struct TransactionReportTests {
         #expect(exported.count == scenario.app.count + scenario.backend.count)
         for event in exported where event.event.kind == .span {
             let uuid = event.event.id.uuidString.lowercased()
-            #expect(event.transaction?.uuidString.lowercased() == scenario.withTransaction[uuid])
-            #expect(event.parentSpan?.description == scenario.withParent[uuid])
+            #expect(event.event.transactionID?.uuidString.lowercased() == scenario.withTransaction[uuid])
+            #expect(event.event.parentSpanID.map { String(format: "%016llx", $0) } == scenario.withParent[uuid])
         }
         let points = exported.filter { $0.event.kind == .point }
-        #expect(points.count == 2 && points.filter { $0.transaction == nil }.count == 1 && points.allSatisfy { $0.parentSpan == nil })
+        #expect(points.count == 2 && points.filter { $0.event.transactionID == nil }.count == 1
+                && points.allSatisfy { $0.event.parentSpanID == nil })
 
         // The raw lines: the keys absent when the event had none, lowercase hex when present.
         let lines = LinesBox()
