@@ -44,10 +44,10 @@ public struct NFLoggerMiddleware<Context: RequestContext>: RouterMiddleware {
         } else {
             let parameters: LogParameters = ["method": request.method.rawValue, "path": request.uri.path]
             if let caller {
-                let span = logger.startEvent(name: Self.spanName, type: Self.spanType, parameters: parameters, in: caller)
+                let span: SpanHandle = logger.startEvent(name: Self.spanName, type: Self.spanType, parameters: parameters, in: caller)
                 (end, transaction) = ({ parameters, _ in span.end(parameters: parameters) }, span.context)
             } else {
-                let root = logger.beginTransaction(name: Self.spanName, type: Self.spanType, parameters: parameters)
+                let root: TransactionHandle = logger.beginTransaction(name: Self.spanName, type: Self.spanType, parameters: parameters)
                 end = { parameters, failure in
                     root.end(outcome: failure.map { .failed(reason: $0) } ?? .completed, parameters: parameters)
                 }

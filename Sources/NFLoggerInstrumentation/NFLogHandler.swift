@@ -1,5 +1,5 @@
 public import Logging
-public import NFLogger
+import NFLogger
 import Tracing
 
 /// A swift-log `LogHandler` that turns records into NFLogger point events.

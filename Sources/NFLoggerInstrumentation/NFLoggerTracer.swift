@@ -30,8 +30,6 @@ public import Tracing
 /// }
 /// ```
 public final class NFLoggerTracer: Tracer {
-    public typealias Span = NFLoggerSpan
-
     /// The event type of spans of kinds other than server and client, and of span events.
     public static let defaultType = "trace"
     /// The W3C header ``inject(_:into:using:)`` writes and ``extract(_:into:using:)`` reads.

@@ -30,7 +30,7 @@ struct LogHandlerTests {
         #expect(connected.parameters["source"] == "NFLoggerInstrumentationTests")
         #expect(connected.parameters["host"] == "db1" && connected.parameters["pool"] == "main")
         #expect(connected.parameters["nested.port"] == "5432" && connected.parameters["nested.tls"] == "on")
-        #expect(connected.parameters["list"] == "[a, b]")
+        #expect(connected.parameters["list"] == #"["a", "b"]"#)
         #expect(connected.parameters["metadata.message"] == "a metadata key named like a parameter")
         #expect(connected.parameters["truncated"] == nil)
         let failed = try #require(events.first { $0.parameters["message"] == "query failed" })

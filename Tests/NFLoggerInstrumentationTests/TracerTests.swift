@@ -69,7 +69,7 @@ struct TracerTests {
         let tracer = NFLoggerTracer(logger: logger)
         await #expect(throws: TestError.self) {
             try await tracer.withSpan("job.run", context: .topLevel) { span in
-                try await tracer.withSpan("job.step") { _ in }
+                try await tracer.withSpan("job.step") { _ in try await Task.sleep(nanoseconds: 1_000) }
                 span.setStatus(SpanStatus(code: .error))
                 throw TestError()
             }
