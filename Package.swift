@@ -32,12 +32,22 @@ let package = Package(
         .library(name: "NFLoggerTesting", targets: ["NFLoggerTesting"]),
         // For integration tests: a real collector in-process on loopback.
         .library(name: "NFLogCollectorTesting", targets: ["NFLogCollectorTesting"]),
+        // swift-log, swift-distributed-tracing and swift-metrics as NFLogger events, apart from the
+        // SDK so that an app that does not use them links none of them.
+        .library(name: "NFLoggerInstrumentation", targets: ["NFLoggerInstrumentation"]),
+        // A server's middleware: requests as server spans in the transaction of their traceparent.
+        // Apart from the instrumentation so that an app never links Hummingbird.
+        .library(name: "NFLoggerHummingbird", targets: ["NFLoggerHummingbird"]),
         .executable(name: "nflog-demo", targets: ["nflog-demo"]),
         .executable(name: "nflog-bench", targets: ["nflog-bench"]),
         .executable(name: "nflog-fault-proxy", targets: ["nflog-fault-proxy"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),  // LogEvent
+        // NFLoggerInstrumentation's sources (Hummingbird brings both already; built and tested
+        // with tracing 1.7.3 and metrics 2.13.0).
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.9.0"),
         // The SDK's counters and flags: atomics without Synchronization's iOS 18 / macOS 15 floor.
         .package(url: "https://github.com/apple/swift-atomics.git", from: "1.2.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -117,6 +127,30 @@ let package = Package(
             ]
         ),
         .target(name: "NFLoggerTesting", dependencies: ["NFLogger", "NFLogSupport"], swiftSettings: libraryFeatures),
+        // Automatic sources (docs/INSTRUMENTATION.md): a LogHandler, a Tracer, a MetricsFactory.
+        .target(
+            name: "NFLoggerInstrumentation",
+            dependencies: [
+                "NFLogger",
+                "NFLogSupport",  // EventNameRules: the names it makes from labels are valid ones
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
+            swiftSettings: libraryFeatures
+        ),
+        .target(
+            name: "NFLoggerHummingbird",
+            dependencies: [
+                "NFLogger",
+                "NFLoggerInstrumentation",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ],
+            swiftSettings: libraryFeatures
+        ),
         // Its exported events are NFLoggerTesting's typed RecordedEvents.
         .target(name: "NFLogCollectorTesting", dependencies: [
             "NFLogCollector", "NFLoggerTesting", "NFLogSupport", .product(name: "Logging", package: "swift-log"),
@@ -183,5 +217,17 @@ let package = Package(
         ]),
         // Only the product and the SDK, as an app's tests would have them.
         .testTarget(name: "NFLoggerTestingTests", dependencies: ["NFLoggerTesting", "NFLogger"]),
+        // Real components: the SDK with a recording transport, Hummingbird on loopback, AsyncHTTPClient.
+        .testTarget(name: "NFLoggerInstrumentationTests", dependencies: [
+            "NFLoggerInstrumentation", "NFLoggerHummingbird", "NFLoggerTesting", "NFLogger",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Tracing", package: "swift-distributed-tracing"),
+            .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
     ]
 )
