@@ -161,6 +161,9 @@ let package = Package(
                 "NFLogger",
                 "NFLogCollector",
                 "NFLogSupport",
+                "NFLoggerHummingbird",  // the demo's backend
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Demo"

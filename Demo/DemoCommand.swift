@@ -107,6 +107,8 @@ struct DemoCommand: AsyncParsableCommand {
             }
             server = try await .embedded(policy: data)
         }
+        // The app's backend, with an NFLogger of its own: the app's use cases reach it.
+        let backend = try await DemoBackend.start(collector: server.url, appKey: server.appKey, pinning: pinning)
         let databaseURL = db.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("nflog-demo-\(UUID().uuidString)").appendingPathComponent("events.sqlite")
 
@@ -118,6 +120,7 @@ struct DemoCommand: AsyncParsableCommand {
         configuration.encryptionKey = try encryptionKeyFile.map { try EncryptionKey(contentsOf: URL(fileURLWithPath: $0)) }
         configuration.network.transport = OfflineTransport(real: transport, online: started + .milliseconds(Int64(offlineSeconds * 1_000)))
         configuration.upload.interval = 1
+        configuration.propagation.hosts = [backend.url.host ?? "127.0.0.1"]  // the backend is first-party
         configuration.upload.initialBackoff = 0.2
         configuration.upload.maxBackoff = 1
         configuration.upload.requestTimeout = requestTimeout
@@ -136,7 +139,9 @@ struct DemoCommand: AsyncParsableCommand {
         let tally = try Tally(receiptsPath: receipts)
         let status = StatusLine()
         status.start(logger: logger, tally: tally)
-        var app = SimulatedApp(logger: logger, tally: tally, status: status, sessions: sessions, targetCalls: events, seed: seed)
+        let backendHTTP = DefaultHTTPTransport(timeout: requestTimeout)
+        var app = SimulatedApp(logger: logger, tally: tally, status: status, sessions: sessions, targetCalls: events, seed: seed,
+                               backend: backend.url, http: backendHTTP)
         await app.run()
 
         var burstLine: String?
@@ -170,6 +175,9 @@ struct DemoCommand: AsyncParsableCommand {
 
         let diagnostics = await logger.diagnostics()
         await logger.close()
+        backendHTTP.shutdown()
+        // The backend's server spans, delivered before the report is asked for.
+        let backendResult = await backend.stop()
         // A span's start and end both complete .recorded with the span's id: one event.
         let ids = Array(Set(tally.recordedIDs))
         // The lookup and the report are the demo's extras: a collector without them is told apart
@@ -202,6 +210,7 @@ struct DemoCommand: AsyncParsableCommand {
             "SDK: \(counts.recorded) calls recorded (\(ids.count) events\(counts.aggregated > 0 ? ", \(counts.aggregated) folded into \(aggregateIDs.count) aggregates" : "")) · \(counts.filteredTotal) filtered\(filtered.isEmpty ? "" : " (\(filtered))") · \(counts.disabled) disabled · \(counts.failed) failed",
             "Uploads: \(diagnostics.uploadedEvents) \(aggregateIDs.isEmpty ? "events" : "records (events and aggregates)") in \(diagnostics.uploadedBatches) batches · \(diagnostics.retriedUploads) retries · \(diagnostics.quarantinedEvents) quarantined · \(diagnostics.waitingForUpload) waiting · \(diagnostics.prunedEvents) pruned",
         ]
+        lines.append("Backend: \(backendResult.diagnostics.uploadedEvents) server spans uploaded (NFLoggerMiddleware; no logging call in its handlers) · \(backendResult.flushed.remainingEvents) waiting")
         if let report { lines.append(report.render()) }
         if let burstLine { lines.insert(burstLine, at: 4) }
         lines += unaudited.map { "Not audited: \($0)." }

@@ -3,24 +3,32 @@ import NFLogger
 
 /// A user of a shopping app, simulated with a fixed seed: sessions that start (launch or
 /// foreground) and end (background); screens viewed as spans; taps and scrolls as point events;
-/// network calls as spans with log-normal round trips; a sign-up form some users abandon part
-/// way; a checkout flow. A few events the policy filters out (debug traces it denies, scrolls it
-/// samples) or folds (frame timings it aggregates per screen). Waits are real but short (milliseconds), so the SDK measures real durations.
+/// network calls as spans with log-normal round trips; three use cases as transactions that call
+/// the app's backend over real HTTP (log in, a sign-up form some users abandon part way, a
+/// checkout). A few events the policy filters out (debug traces it denies, scrolls it samples)
+/// or folds (frame timings it aggregates per screen). Waits are real but short (milliseconds),
+/// so the SDK measures real durations.
 struct SimulatedApp {
     let logger: NFLogger
     let tally: Tally
     let status: StatusLine
     let sessions: Int
     let targetCalls: Int
+    /// The app's backend: its requests carry the transaction (`traceparent`).
+    let backend: URL
+    let http: any HTTPTransport
     var random: SeededRandom
     private(set) var calls = 0
 
-    init(logger: NFLogger, tally: Tally, status: StatusLine, sessions: Int, targetCalls: Int, seed: UInt64) {
+    init(logger: NFLogger, tally: Tally, status: StatusLine, sessions: Int, targetCalls: Int, seed: UInt64,
+         backend: URL, http: any HTTPTransport) {
         self.logger = logger
         self.tally = tally
         self.status = status
         self.sessions = sessions
         self.targetCalls = targetCalls
+        self.backend = backend
+        self.http = http
         random = SeededRandom(seed: seed)
     }
 
@@ -53,6 +61,7 @@ struct SimulatedApp {
             let budgetEnd = calls + perSession
             if session == 0 {
                 log("app.launch", type: "lifecycle", ["cold": true])
+                await logIn()
             } else {
                 logger.resume()
                 log("app.foreground", type: "lifecycle")
@@ -101,32 +110,63 @@ struct SimulatedApp {
         end(call, ["status": random.chance(0.96) ? 200 : 503, "bytes": Int.random(in: 300...40_000, using: &random)])
     }
 
+    // MARK: Use cases: transactions that reach the backend
+
+    private mutating func begin(_ name: String, _ parameters: LogParameters = [:]) -> TransactionHandle {
+        calls += 1
+        return logger.beginTransaction(name: name, parameters: parameters, completion: tally.completion)
+    }
+
+    private mutating func end(_ transaction: TransactionHandle, _ outcome: TransactionOutcome, _ parameters: LogParameters = [:]) {
+        transaction.end(outcome: outcome, parameters: parameters, completion: tally.completion)
+        calls += 1
+    }
+
+    /// A request to the backend inside a transaction: a `net.request` span whose `traceparent`
+    /// lets the backend log into the same transaction under it.
+    private mutating func call(_ path: String, in transaction: TransactionHandle) async -> Bool {
+        let url = backend.appendingPathComponent(String(path.dropFirst()))
+        let span = transaction.startEvent(name: "net.request", type: "network", parameters: ["method": "POST", "path": path],
+                                          completion: tally.completion)
+        calls += 1
+        let status = (try? await http.send(TransportRequest(url: url, method: "POST",
+                                                             headers: span.propagationHeaders(for: url), body: Data())))?.status ?? 0
+        end(span, ["status": status])
+        return status == 200
+    }
+
+    /// Logging in: the first use case of a launch.
+    private mutating func logIn() async {
+        let login = begin("flow.login")
+        await wait(milliseconds: random.logNormal(median: 25, spread: 0.4))  // typing
+        end(login, await call("/api/login", in: login) ? .completed : .failed(reason: "the backend refused"))
+    }
+
     /// A sign-up form: a use case some users give up part way.
     private mutating func signUpForm() async {
-        let form = start("form.signup", type: "usecase", ["variant": random.chance(0.5) ? "A" : "B"])
+        let form = begin("form.signup", ["variant": random.chance(0.5) ? "A" : "B"])
         let fields = ["email", "password", "name", "country", "birthday"].prefix(Int.random(in: 3...5, using: &random))
         for (step, field) in fields.enumerated() {
             await wait(milliseconds: random.logNormal(median: 35, spread: 0.5))
             if random.chance(0.08) {
-                end(form, ["completed": false, "step": step])
+                end(form, .cancelled(reason: "left the form"), ["step": step])
                 return
             }
-            log("form.field", type: "interaction", ["field": field, "step": step])
+            form.logEvent(name: "form.field", type: "interaction", parameters: ["field": field, "step": step], completion: tally.completion)
+            calls += 1
         }
-        await networkCall(path: "/api/signup")
-        end(form, ["completed": true])
+        end(form, await call("/api/signup", in: form) ? .completed : .failed(reason: "the backend refused"))
     }
 
     /// A checkout flow: another use case, abandoned at the payment step by some.
     private mutating func checkout() async {
-        let flow = start("flow.checkout", type: "usecase", ["items": Int.random(in: 1...6, using: &random)])
+        let flow = begin("flow.checkout", ["items": Int.random(in: 1...6, using: &random)])
         await screen(named: "cart", taps: 2)
         await wait(milliseconds: random.logNormal(median: 40, spread: 0.4))
         if random.chance(0.2) {
-            end(flow, ["completed": false, "step": "payment"])
+            end(flow, .cancelled(reason: "left at payment"), ["step": "payment"])
             return
         }
-        await networkCall(path: "/api/order")
-        end(flow, ["completed": true])
+        end(flow, await call("/api/order", in: flow) ? .completed : .failed(reason: "the backend refused"))
     }
 }
