@@ -1,10 +1,11 @@
+import NFLogger
 import Dispatch
 
 /// One label's token bucket and drop count, shared by every handler made for that label.
 final class LabelLimiter: Sendable {
     let label: String
     private let rate: RateLimit
-    private let state: InstrumentationLock<State>
+    private let state: Lock<State>
 
     struct State {
         var tokens: Double
@@ -15,7 +16,7 @@ final class LabelLimiter: Sendable {
     init(label: String, rate: RateLimit) {
         self.label = label
         self.rate = rate
-        state = InstrumentationLock(State(tokens: rate.burst, refilledAt: DispatchTime.now().uptimeNanoseconds))
+        state = Lock(State(tokens: rate.burst, refilledAt: DispatchTime.now().uptimeNanoseconds))
     }
 
     /// Takes a token, or counts a drop and says no.

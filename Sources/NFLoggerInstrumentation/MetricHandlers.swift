@@ -1,3 +1,4 @@
+import NFLogger
 import CoreMetrics
 import Foundation
 
@@ -49,7 +50,7 @@ final class NFTimerHandler: TimerHandler {
 /// kept here. Only read and written inside `withLock`.
 final class NFMeterHandler: MeterHandler {
     let series: MetricSeries
-    private let value = InstrumentationLock<Double>(0)
+    private let value = Lock<Double>(0)
     init(series: MetricSeries) { self.series = series }
     func set(_ value: Int64) { set(Double(value)) }
     func set(_ value: Double) {

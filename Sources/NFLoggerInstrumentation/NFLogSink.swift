@@ -25,7 +25,7 @@ public final class NFLogSink: Sendable {
     public static let overflowLabel = "*"
 
     /// Each label's limiter. Only read and written inside `withLock`; bodies do not call out.
-    private let limiters = InstrumentationLock<[String: LabelLimiter]>([:])
+    private let limiters = Lock<[String: LabelLimiter]>([:])
 
     /// A sink for `logger`, recording at `level` and above, each label at most `rateLimit`.
     public init(logger: NFLogger, level: Logger.Level = .info, rateLimit: RateLimit = .default) {

@@ -26,7 +26,7 @@ public final class NFLoggerSpan: Tracing.Span {
     public let transaction: TransactionContext?
     private let logger: NFLogger
     private let recording: Recording?
-    private let state: InstrumentationLock<State>
+    private let state: Lock<State>
 
     enum Recording: Sendable {
         case span(SpanHandle)
@@ -50,7 +50,7 @@ public final class NFLoggerSpan: Tracing.Span {
         self.logger = logger
         self.recording = recording
         self.transaction = transaction
-        state = InstrumentationLock(State(operationName: operationName))
+        state = Lock(State(operationName: operationName))
         var context = context
         if let transaction { context.nfloggerTransaction = transaction }
         self.context = context

@@ -39,7 +39,7 @@ public final class NFLoggerTracer: Tracer {
     public let logger: NFLogger
     /// How many spans recorded nothing because the policy's `auto.tracing` was off. Only read
     /// and written inside `withLock`.
-    private let dropped = InstrumentationLock(0)
+    private let dropped = Lock(0)
 
     /// A tracer whose spans go to `logger`.
     public init(logger: NFLogger) {

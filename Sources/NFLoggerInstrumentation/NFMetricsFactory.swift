@@ -32,7 +32,7 @@ public final class NFMetricsFactory: MetricsFactory {
     static let maxDimensions = 8
     static let maxDimensionBytes = 128
     /// Measurements not recorded. Only read and written inside `withLock`.
-    private let dropped = InstrumentationLock(0)
+    private let dropped = Lock(0)
 
     /// A factory whose metrics go to `logger`.
     public init(logger: NFLogger) {

@@ -13,13 +13,13 @@ import Synchronization
 /// Invariant, which is why it may be `Sendable`: the state is read and written only inside
 /// ``withLock(_:)``, which holds the lock for the whole body. Bodies must be short and must not
 /// take the same lock again (it is not recursive).
-struct Lock<State: Sendable>: ~Copyable, @unchecked Sendable {
+package struct Lock<State: Sendable>: ~Copyable, @unchecked Sendable {
     #if canImport(os)
     // The lock needs a stable address, and the state is changed through a borrowed `self`.
     private let lock: UnsafeMutablePointer<os_unfair_lock>
     private let state: UnsafeMutablePointer<State>
 
-    init(_ state: State) {
+    package init(_ state: State) {
         lock = .allocate(capacity: 1)
         lock.initialize(to: os_unfair_lock())
         self.state = .allocate(capacity: 1)
@@ -35,7 +35,7 @@ struct Lock<State: Sendable>: ~Copyable, @unchecked Sendable {
 
     /// Runs `body` with the lock held and the state lent to it.
     @inline(__always)
-    borrowing func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+    package borrowing func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
         os_unfair_lock_lock(lock)
         defer { os_unfair_lock_unlock(lock) }
         return try body(&state.pointee)
@@ -43,13 +43,13 @@ struct Lock<State: Sendable>: ~Copyable, @unchecked Sendable {
     #else  // platform-floor: not Apple
     private let mutex: Mutex<State>
 
-    init(_ state: State) {
+    package init(_ state: State) {
         mutex = Mutex(state)
     }
 
     /// Runs `body` with the lock held and the state lent to it.
     @inline(__always)
-    borrowing func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+    package borrowing func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
         try mutex.withLock { (state: inout State) throws(Failure) -> Result in try body(&state) }
     }
     #endif
