@@ -63,6 +63,28 @@ let callerTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
 
 @Suite("NFLoggerMiddleware: requests as server spans in the caller's transaction")
 struct MiddlewareTests {
+    @Test("With the policy's auto.tracing off, no span is recorded, and handlers still get the caller's transaction")
+    func tracingOff() async throws {
+        let transport = RecordingTransport()
+        let logger = try makeLogger(transport, policy: policy(turningOff: "tracing"))
+        let router = Router()
+        router.add(middleware: NFLoggerMiddleware(logger: logger))
+        router.get("cart") { _, _ -> String in
+            if let transaction = NFLoggerServer.current { logger.logEvent(name: "cart.read", in: transaction) }
+            return "ok"
+        }
+        let (status, _) = try await withServer(router) { port in
+            try await get("http://127.0.0.1:\(port)/cart", traceparent: callerTraceparent)
+        }
+        #expect(status == 200)
+        await flush(logger) { !transport.events(named: "cart.read").isEmpty }
+        await logger.close()
+        let caller = try #require(TransactionContext(traceparent: callerTraceparent))
+        #expect(transport.events(named: "server.request").isEmpty)
+        let read = try #require(transport.events(named: "cart.read").first)
+        #expect(read.transactionID == caller.transactionID && read.parentSpanID == caller.parentSpanID)
+    }
+
     @Test("A request with a traceparent: a server.request span in that transaction under the caller's span; handlers log into it")
     func serverSpan() async throws {
         let transport = RecordingTransport()
@@ -131,5 +153,33 @@ struct TracingMiddlewareTests {
         #expect(span.endParameters["operation"] == "/items/{id}" && span.endParameters["http.route"] == "/items/{id}")
         #expect(span.endParameters["http.response.status_code"] == 200 && span.endParameters["url.path"] == "/items/7")
         #expect(span.transactionID == caller.transactionID && span.parentSpanID == caller.parentSpanID)
+    }
+
+    @Test("An async-http-client request inside a traced span is a client span, and its traceparent makes the backend's route a server span under it: one transaction, no logging call anywhere")
+    func clientAndServer() async throws {
+        let (transport, logger) = try #require(GlobalTracer.installed)
+        let router = Router()
+        router.add(middleware: TracingMiddleware())
+        router.post("orders") { _, _ -> String in "ok" }
+        let status = try await withServer(router) { port in
+            // A client as an app configures it: its tracing uses the bootstrapped tracer.
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration())
+            defer { _ = client.shutdown() }
+            return try await withSpan("checkout") { _ in
+                var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/orders")
+                request.method = .POST
+                return Int(try await client.execute(request, timeout: .seconds(10)).status.code)
+            }
+        }
+        #expect(status == 200)
+        await flush(logger) { transport.events.contains { $0.type == "server" && $0.endParameters["url.path"] == "/orders" } }
+        let events = transport.events
+        let root = try #require(events.first { $0.name == "checkout" })
+        let server = try #require(events.first { $0.type == "server" && $0.endParameters["url.path"] == "/orders" })
+        let client = try #require(events.first { $0.type == "client" && $0.transactionID == root.id })
+        #expect(root.transactionID == root.id, "a root span begins the transaction")
+        #expect(server.transactionID == root.id, "the backend continued the app's trace")
+        #expect(server.parentSpanID == TransactionContext.spanID(of: client.id), "under the client's span")
+        #expect(client.parentSpanID == TransactionContext.spanID(of: root.id))
     }
 }
