@@ -172,8 +172,11 @@ let package = Package(
         .executableTarget(
             name: "nflog-bench",
             dependencies: [
-                "NFLogger", "NFLogCollectorTesting", "NFLogCollector", "NFLogSupport", "FaultProxy",
+                "NFLogger", "NFLogCollectorTesting", "NFLogCollector", "NFLogSupport", "FaultProxy", "NFLoggerInstrumentation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             path: "Benchmarks",
             exclude: ["CountCalls"]

@@ -34,7 +34,7 @@ struct Run: AsyncParsableCommand {
 
     /// The phases, named as `--only` takes them.
     enum Phase: String, CaseIterable {
-        case logCall = "log-call", durable, e2e, faults, collector, memory, aggregate
+        case logCall = "log-call", durable, e2e, faults, collector, memory, aggregate, instrumentation
     }
 
     func run() async throws {
@@ -51,6 +51,7 @@ struct Run: AsyncParsableCommand {
         if only.contains(.collector) { sync(); try await collector(&report) }
         if only.contains(.memory) { sync(); try memory(&report) }
         if only.contains(.aggregate) { sync(); try await aggregate(&report) }
+        if only.contains(.instrumentation) { sync(); try await instrumentation(&report) }
         report.figures["machine_cpus"] = Double(ProcessInfo.processInfo.activeProcessorCount)
         report.figures["quick"] = quick ? 1 : 0
         print(report.lines.joined(separator: "\n"))
@@ -72,7 +73,7 @@ struct Run: AsyncParsableCommand {
 
     private func logCall(_ report: inout Report) async throws {
         let calls = quick ? 20_000 : 100_000
-        note("1/8 the log call (\(calls) calls each)…")
+        note("1/9 the log call (\(calls) calls each)…")
         let cases = [
             Phases.LogCallCase(key: "active", label: "active", mode: .active, completion: false),
             Phases.LogCallCase(key: "active_completion", label: "active with completion", mode: .active, completion: true),
@@ -100,7 +101,7 @@ struct Run: AsyncParsableCommand {
 
     private func durable(_ report: inout Report) async throws {
         let events = quick ? 100_000 : 1_000_000
-        note("2/8 durable throughput and 3/8 the raw SQLite baseline (\(events) each)…")
+        note("2/9 durable throughput and 3/9 the raw SQLite baseline (\(events) each)…")
         let durable = try await Phases.durable(events: events)
         sync()
         let baseline = try Phases.sqliteBaseline(rows: events)
@@ -114,7 +115,7 @@ struct Run: AsyncParsableCommand {
     }
 
     private func endToEnd(_ report: inout Report) async throws {
-        note("4/8 end to end…")
+        note("4/9 end to end…")
         for events in quick ? [20_000] : [100_000, 1_000_000] {
             // The shorter run is the noisier: its median of five is reported (and its range).
             // While URLSession is still a transport on Linux, the shorter run is measured with it
@@ -162,7 +163,7 @@ struct Run: AsyncParsableCommand {
 
     private func faults(_ report: inout Report) async throws {
         let events = quick ? 20_000 : 100_000
-        note("5/8 faults: \(events) events through a proxy faulting 30% of uploads, and without it (the SDK in a child process)…")
+        note("5/9 faults: \(events) events through a proxy faulting 30% of uploads, and without it (the SDK in a child process)…")
         let result = try await Phases.faults(events: events)
         let key = "faults_\(events / 1_000)k"
         report.add("\(key)_seconds", result.faulty.seconds, places: 3)
@@ -188,7 +189,7 @@ struct Run: AsyncParsableCommand {
 
     private func collector(_ report: inout Report) async throws {
         let events = quick ? 20_000 : 200_000
-        note("6/8 the collector (\(events) events, 4 clients)…")
+        note("6/9 the collector (\(events) events, 4 clients)…")
         // As `nflog-collector serve` stores (each acknowledged batch fsynced), and without the
         // fsync (as before issue 13), taking turns; then durable with the SDK's batches of 1,000.
         var durable: [Double] = [], fast: [Double] = []
@@ -211,7 +212,7 @@ struct Run: AsyncParsableCommand {
 
     private func memory(_ report: inout Report) throws {
         let events = quick ? 100_000 : 1_000_000
-        note("7/8 memory, \(events) events offline (in a child process)…")
+        note("7/9 memory, \(events) events offline (in a child process)…")
         let offline = try OfflineChild.spawn(events: events)
         report.add("offline_peak_rss_mb", offline.peakRSS, places: 1)
         report.add("offline_start_rss_mb", offline.startRSS, places: 1)
@@ -222,7 +223,7 @@ struct Run: AsyncParsableCommand {
 
     private func aggregate(_ report: inout Report) async throws {
         let events = quick ? 20_000 : 100_000
-        note("8/8 aggregation: \(events) perf.frame events with and without the aggregate rule, side by side…")
+        note("8/9 aggregation: \(events) perf.frame events with and without the aggregate rule, side by side…")
         let (plain, aggregated) = try await Phases.aggregate(events: events)
         for (key, side) in [("plain", plain), ("aggregated", aggregated)] {
             let sorted = side.callTimes.sorted()
@@ -242,6 +243,16 @@ struct Run: AsyncParsableCommand {
         report.add("aggregate_log_call_ratio", callRatio, places: 3)
         report.add("aggregate_cpu_ratio", cpuRatio, places: 3)
         report.lines.append(padded("  plain ÷ aggregated wire bytes:") + String(format: "%.0f× fewer bytes; log call aggregated ÷ plain %.2f; CPU %.2f", bytesRatio, callRatio, cpuRatio))
+    }
+
+    private func instrumentation(_ report: inout Report) async throws {
+        let calls = quick ? 10_000 : 50_000
+        note("9/9 the automatic sources on the caller's thread (\(calls) calls each)…")
+        let results = try await Phases.instrumentation(calls: calls)
+        for result in results {
+            report.add("instrumentation_\(result.key)_median_ns", Double(result.median))
+            report.lines.append(padded("\(result.label):") + "median \(result.median) ns")
+        }
     }
 
     /// The middle value (the upper middle of an even count).
