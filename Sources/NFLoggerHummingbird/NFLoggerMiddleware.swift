@@ -39,7 +39,7 @@ public struct NFLoggerMiddleware<Context: RequestContext>: RouterMiddleware {
         let caller = Self.traceparent(request.headers).flatMap(TransactionContext.init(traceparent:))
         let end: (@Sendable (LogParameters, String?) -> Void)?
         let transaction: TransactionContext?
-        if let automatic = logger.policy?.automatic, !automatic.tracing {
+        if !logger.automaticSources.tracing {
             (end, transaction) = (nil, caller)
         } else {
             let parameters: LogParameters = ["method": request.method.rawValue, "path": request.uri.path]

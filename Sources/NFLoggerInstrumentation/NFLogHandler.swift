@@ -65,7 +65,7 @@ public struct NFLogHandler: LogHandler {
         guard !isSDKLabel, event.level >= logLevel else { return }
         guard !RecursionGuard.isInsideSDK else { return limiter.countDrop() }
         let logger = sink.logger
-        if let automatic = logger.policy?.automatic, !automatic.log { return limiter.countDrop() }
+        if !logger.automaticSources.log { return limiter.countDrop() }
         guard limiter.admit() else { return }
         let transaction = ServiceContext.current?.nfloggerTransaction
         // Building the parameters runs the app's code too (metadata providers, descriptions).

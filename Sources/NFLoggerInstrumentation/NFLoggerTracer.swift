@@ -59,7 +59,7 @@ public final class NFLoggerTracer: Tracer {
         line: UInt
     ) -> NFLoggerSpan {
         let parent = context()
-        if let automatic = logger.policy?.automatic, !automatic.tracing {
+        if !logger.automaticSources.tracing {
             dropped.withLock { $0 += 1 }
             return NFLoggerSpan(operationName: operationName, context: parent, logger: logger, recording: nil, transaction: nil)
         }

@@ -84,7 +84,7 @@ public final class NFMetricsFactory: MetricsFactory {
     /// Records one value of a series, unless the policy turned metrics off.
     func record(_ value: Double, of series: MetricSeries) {
         guard value.isFinite else { return dropped.withLock { $0 += 1 } }
-        if let automatic = logger.policy?.automatic, !automatic.metrics { return dropped.withLock { $0 += 1 } }
+        if !logger.automaticSources.metrics { return dropped.withLock { $0 += 1 } }
         logger.record(name: series.name, value: value, dimensions: series.dimensions)
     }
 }

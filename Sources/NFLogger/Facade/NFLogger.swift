@@ -122,6 +122,10 @@ public final class NFLogger: Sendable {
     /// ``Configuration/PolicyOptions/fallback``).
     public var policy: Policy? { store.read { $0.policy } }
 
+    /// The policy's `auto` switches, read without copying the policy (the automatic sources ask
+    /// on every record).
+    package var automaticSources: AutomaticSources { store.read { $0.policy?.automatic ?? AutomaticSources() } }
+
     private var currentBehaviour: any LogBehaviour { store.read { $0.behaviour } }
 
     // MARK: Consent
