@@ -62,8 +62,11 @@ struct DurabilityTests {
                                  "--max-rows", "50000", "--events", "1000000"])
         #expect(run.status == 0)
         #expect(run.json["recorded"] as? Int == 1_000_000)
-        #expect(run.json["stored"] as? Int == 50_000)
-        #expect(run.json["pruned"] as? Int == 950_000)
+        // Rows in a batch on its way out are not counted against the limit until the upload
+        // settles (it fails here: nothing listens), so the snapshot may hold the two lanes'
+        // batches (100 events each) beyond it; the next pass drops them (checked below).
+        let stored = run.json["stored"] as? Int ?? -1, pruned = run.json["pruned"] as? Int ?? -1
+        #expect((50_000...50_200).contains(stored) && stored + pruned == 1_000_000, "stored \(stored), pruned \(pruned)")
         let peak = run.json["peak_rss_kb"] as? Int ?? .max
         let smallPeak = small.json["peak_rss_kb"] as? Int ?? 0
         // Bounded: ten times the events may not cost much more memory than a tenth of them did.

@@ -8,6 +8,7 @@ import NFLoggerHummingbird
 import NFLoggerInstrumentation
 import NFLoggerTesting
 import ServiceLifecycle
+import Synchronization
 import Testing
 import Tracing
 
@@ -182,4 +183,36 @@ struct TracingMiddlewareTests {
         #expect(server.parentSpanID == TransactionContext.spanID(of: client.id), "under the client's span")
         #expect(client.parentSpanID == TransactionContext.spanID(of: root.id))
     }
+
+    @Test("With the tracer bootstrapped, the SDK's own uploads are not traced: no client span per upload (which would itself be uploaded, without end), no traceparent sent to the collector")
+    func uploadsUntraced() async throws {
+        let (tracerTransport, tracerLogger) = try #require(GlobalTracer.installed)
+        let headers = RecordedHeaders()
+        let router = Router()
+        router.post("v1/events") { request, _ -> Response in
+            headers.append(request.headers.first { $0.name.canonicalName == "traceparent" }?.value)
+            return Response(status: .ok)
+        }
+        try await withServer(router) { port in
+            // An app's logger with the SDK's own transport (async-http-client on Linux).
+            var configuration = Configuration(databaseURL: FileManager.default.temporaryDirectory
+                .appendingPathComponent("nflogger-untraced-\(UUID().uuidString)/events.sqlite"), appID: "com.example.untraced", appVersion: "1")
+            configuration.uploadURL = URL(string: "http://127.0.0.1:\(port)/v1/events")
+            configuration.appKey = "dev-key"
+            let logger = try NFLogger(configuration: configuration)
+            _ = await logger.logEvent(name: "ui.tap")
+            #expect(await logger.flush().error == nil)
+            await logger.close()
+        }
+        _ = await tracerLogger.flush()
+        #expect(!headers.values.isEmpty && headers.values.allSatisfy { $0 == nil }, "\(headers.values)")
+        #expect(!tracerTransport.events.contains { $0.type == "client" && "\($0.endParameters)".contains("/v1/events") })
+    }
+}
+
+/// The `traceparent` of each request a test server received.
+final class RecordedHeaders: Sendable {
+    private let state = Mutex<[String?]>([])
+    func append(_ value: String?) { state.withLock { $0.append(value) } }
+    var values: [String?] { state.withLock { $0 } }
 }

@@ -43,6 +43,10 @@ final class HTTPClientTransport: Sendable {
         // Fail a request with the first connection error (a refused certificate above all): the
         // Uploader has its own backoff, and must see the failure rather than wait out a timeout.
         configuration.connectionPool.retryConnectionEstablishment = false
+        // The SDK's own requests are not traced: async-http-client traces every request with the
+        // tracer an app bootstraps, and with NFLoggerTracer each upload would be a span that is
+        // itself uploaded (a loop), its traceparent sent to the collector.
+        configuration.tracing.tracer = nil
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
