@@ -89,6 +89,8 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),
             ],
+            // The script web pages get (ScriptBridge.script): the exact file an app injects.
+            resources: [.copy("Bridge/nflogger.js")],
             swiftSettings: libraryFeatures
         ),
         // The collector as a library (routes, storage, reports), so tests can run it in-process.

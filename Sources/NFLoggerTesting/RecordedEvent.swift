@@ -48,4 +48,6 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
     public let transactionID: UUID?
     /// The W3C span id of the span it was logged under, if any.
     public let parentSpanID: UInt64?
+    /// The origin of the web page that logged it through a `ScriptBridge` (`source: web`), if one did.
+    public let webOrigin: String?
 }

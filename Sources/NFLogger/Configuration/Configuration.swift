@@ -52,6 +52,8 @@ public struct Configuration: Sendable {
     public var network = Network()
     /// Which hosts get a transaction's `traceparent` (none by default).
     public var propagation = Propagation()
+    /// Which web pages may log through a ``ScriptBridge`` (none by default).
+    public var webBridge = WebBridge()
     /// The SDK's own diagnostic log. Default: silent.
     public var logger = Logger(label: "nflogger", factory: { _ in SwiftLogNoOpLogHandler() })
 

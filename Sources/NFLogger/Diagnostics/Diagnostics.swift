@@ -58,6 +58,8 @@ public struct Diagnostics: Sendable, CustomStringConvertible {
     /// Events folded into an overflow series since the logger started, because their name and
     /// window already had the rule's `max_series` series.
     public var aggregateOverflowEvents: Int = 0
+    /// Messages from web content a ``ScriptBridge`` refused because their page sent too many.
+    public var webMessagesRateLimited: Int = 0
 
     public var description: String {
         var lines = [

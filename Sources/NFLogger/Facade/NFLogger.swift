@@ -34,6 +34,8 @@ public final class NFLogger: Sendable {
     /// The transport the logger made (not one the app supplied), shut down on ``close(completion:)``.
     private let ownTransport: DefaultHTTPTransport?
     let clock: any EventClock
+    /// Messages the ``ScriptBridge``s of this logger refused for their rate, for diagnostics.
+    let bridgeDrops = Lock(0)
 
     /// Creates a logger. The database is opened in the background; if it cannot be opened (a
     /// read-only directory, a full disk), logging calls complete with
@@ -222,11 +224,18 @@ public final class NFLogger: Sendable {
     public func logEvent(name: String, type: String = "event", parameters: LogParameters = [:],
                          in context: TransactionContext, completion: LogCompletion? = nil) {
         if store.refusesEveryCall { return completions.finishDisabled(completion) }
-        logAdmissible(name: name, type: type, parameters: parameters, link: TransactionLink(context), completion: completion)
+        logAdmissible(name: name, type: type, parameters: parameters, link: EventLink(context), completion: completion)
+    }
+
+    /// A point event from web content (``ScriptBridge``): the native path, with the page's origin.
+    func logFromPage(name: String, type: String, parameters: LogParameters, context: TransactionContext?, origin: String,
+                     completion: @escaping LogCompletion) {
+        if store.refusesEveryCall { return completions.finishDisabled(completion) }
+        logAdmissible(name: name, type: type, parameters: parameters, link: EventLink(context, webOrigin: origin), completion: completion)
     }
 
     @inline(never)
-    private func logAdmissible(name: String, type: String, parameters: LogParameters, link: TransactionLink?,
+    private func logAdmissible(name: String, type: String, parameters: LogParameters, link: EventLink?,
                                completion: LogCompletion?) {
         switch verdict(name: name, type: type) {
         case .refuse(let status): completions.finish(status, completion)
@@ -247,7 +256,8 @@ public final class NFLogger: Sendable {
     @discardableResult
     public func startEvent(name: String, type: String = "event", parameters: LogParameters = [:],
                            completion: LogCompletion? = nil) -> SpanHandle {
-        startSpan(name: name, type: type, parameters: parameters, context: nil, beginsTransaction: false, completion: completion)
+        startSpan(name: name, type: type, parameters: parameters, context: nil, beginsTransaction: false, webOrigin: nil,
+                  completion: completion)
     }
 
     /// Starts a span in a transaction (see ``logEvent(name:type:parameters:in:completion:)``):
@@ -255,7 +265,8 @@ public final class NFLogger: Sendable {
     @discardableResult
     public func startEvent(name: String, type: String = "event", parameters: LogParameters = [:],
                            in context: TransactionContext, completion: LogCompletion? = nil) -> SpanHandle {
-        startSpan(name: name, type: type, parameters: parameters, context: context, beginsTransaction: false, completion: completion)
+        startSpan(name: name, type: type, parameters: parameters, context: context, beginsTransaction: false, webOrigin: nil,
+                  completion: completion)
     }
 
     /// Begins a transaction: a use case such as `form.signup` that the collector's report
@@ -265,11 +276,11 @@ public final class NFLogger: Sendable {
     public func beginTransaction(name: String, type: String = "usecase", parameters: LogParameters = [:],
                                  completion: LogCompletion? = nil) -> TransactionHandle {
         TransactionHandle(span: startSpan(name: name, type: type, parameters: parameters, context: nil,
-                                          beginsTransaction: true, completion: completion))
+                                          beginsTransaction: true, webOrigin: nil, completion: completion))
     }
 
-    private func startSpan(name: String, type: String, parameters: LogParameters, context: TransactionContext?,
-                           beginsTransaction: Bool, completion: LogCompletion?) -> SpanHandle {
+    func startSpan(name: String, type: String, parameters: LogParameters, context: TransactionContext?,
+                   beginsTransaction: Bool, webOrigin: String?, completion: LogCompletion?) -> SpanHandle {
         let whilePending: Bool
         switch verdict(name: name, type: type) {
         case .refuse(let refusal):
@@ -277,7 +288,11 @@ public final class NFLogger: Sendable {
             return SpanHandle(id: UUID(), name: name, start: SpanHandle.Start(refusal: refusal), logger: self)
         case .admit(let pending): whilePending = pending
         }
-        let link = beginsTransaction ? TransactionLink.beginsTransaction : context.map(TransactionLink.init)
+        let link: EventLink? = if webOrigin != nil || context != nil {
+            EventLink(context, beginsTransaction: beginsTransaction, webOrigin: webOrigin)
+        } else {
+            beginsTransaction ? EventLink.beginsTransaction : nil
+        }
         if let id = requests.submit(draft(.span, name: name, type: type, whilePending: whilePending, link: link),
                                     parameters: parameters, completion: completion) {
             return SpanHandle(id: id, name: name, start: .started, logger: self,
@@ -359,7 +374,8 @@ public final class NFLogger: Sendable {
                 consent: consent, consentDeletedEvents: database.consentDeletedEvents, policy: policy,
                 lastStorageError: database.lastError, databaseResets: database.resets, databasePath: database.path,
                 storedAggregates: stored?.aggregates ?? 0, aggregatedEvents: stored?.aggregatedEvents ?? 0,
-                aggregateOverflowEvents: database.aggregateOverflowEvents)
+                aggregateOverflowEvents: database.aggregateOverflowEvents,
+                webMessagesRateLimited: self.bridgeDrops.withLock { $0 })
             completions.queue.async { completion(snapshot) }
         }
     }
@@ -410,7 +426,7 @@ public final class NFLogger: Sendable {
 
     /// Stamps an admitted event with both clocks; the parameters are encoded on the queue.
     @inline(__always)
-    private func draft(_ kind: EventKind, name: String, type: String, whilePending: Bool, link: TransactionLink?) -> EventDraft {
+    private func draft(_ kind: EventKind, name: String, type: String, whilePending: Bool, link: EventLink?) -> EventDraft {
         EventDraft(kind: kind, name: name, type: type,
                    wallMilliseconds: clock.wallMilliseconds(), monotonicNanoseconds: clock.monotonicNanoseconds(),
                    loggedWhilePending: whilePending, link: link)

@@ -59,7 +59,7 @@ final class AggregateEventTable: UploadableEventTable {
         // Only closed aggregates travel; an open one waits for its window to end.
         queries = try EventTableQueries(
             connection: connection, table: "aggregate_events",
-            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.start_ms, e.end_ms, NULL, NULL, 0, NULL, NULL, e.window_s",
+            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.start_ms, e.end_ms, NULL, NULL, 0, NULL, NULL, e.window_s, NULL",
             time: "start_ms", readyCondition: "end_ms IS NOT NULL")
     }
 

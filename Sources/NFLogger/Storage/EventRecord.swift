@@ -45,28 +45,31 @@ struct EventDraft: Sendable {
     /// Consent was pending when the call was admitted: the event is held (or, if consent was
     /// denied before it is written, dropped).
     var loggedWhilePending = false
-    /// The transaction it belongs to, if any: a reference, so that the draft of an ordinary
-    /// event stays as small (and as cheap to move through the queue) as before transactions.
-    var link: TransactionLink? = nil
+    /// Where else it belongs, if anywhere (a transaction, a web page): a reference, so that the
+    /// draft of an ordinary event stays as small (and as cheap to move through the queue) as
+    /// before.
+    var link: EventLink? = nil
 }
 
-/// An event's place in a transaction (docs/PROTOCOL.md, "Transactions"): the transaction and
-/// the span it was logged under; or, for a transaction's own span, that it begins one (its
-/// transaction id is its own id, known only once the queue gives it one).
-final class TransactionLink: Sendable {
+/// An event's ties beyond its name and parameters: the transaction it belongs to and the span
+/// it was logged under (docs/PROTOCOL.md, "Transactions"), or, for a transaction's own span,
+/// that it begins one (its transaction id is its own id, known only once the queue gives it
+/// one); and the web page that logged it through the ``ScriptBridge`` (docs/BRIDGE.md).
+final class EventLink: Sendable {
     let transaction: UUID?
     let parentSpan: UInt64?
     let begins: Bool
+    /// The page's origin (`scheme://host[:port]`) when web content logged it.
+    let webOrigin: String?
 
-    init(_ context: TransactionContext) {
-        (transaction, parentSpan, begins) = (context.transactionID, context.parentSpanID, false)
+    init(_ context: TransactionContext?, beginsTransaction: Bool = false, webOrigin: String? = nil) {
+        transaction = beginsTransaction ? nil : context?.transactionID
+        parentSpan = beginsTransaction ? nil : context?.parentSpanID
+        begins = beginsTransaction
+        self.webOrigin = webOrigin
     }
 
-    private init(begins: Bool) {
-        (transaction, parentSpan, self.begins) = (nil, nil, begins)
-    }
-
-    static let beginsTransaction = TransactionLink(begins: true)
+    static let beginsTransaction = EventLink(nil, beginsTransaction: true)
 }
 
 /// A point event or the start of a span, ready for its table.

@@ -55,8 +55,8 @@ extension SQLiteStatement {
 
     /// Reads the columns of every table's upload queries, the same layout for every kind (NULL
     /// where a kind has no such column): `id, uuid, session_id, name, type, parameters, <time in
-    /// ms>, end_ms, duration_ns, end_parameters, abandoned, transaction_id, parent_span`, and an
-    /// aggregate's `window_s` last.
+    /// ms>, end_ms, duration_ns, end_parameters, abandoned, transaction_id, parent_span`, an
+    /// aggregate's `window_s`, and the `web_origin` of an event web content logged.
     func storedEvent(kind: RecordKind) -> StoredEvent {
         StoredEvent(kind: kind, rowID: int64(at: 0), id: uuid(at: 1), sessionRowID: int64(at: 2),
                     name: text(at: 3) ?? "", type: text(at: 4) ?? "", parameters: blob(at: 5),
@@ -67,13 +67,15 @@ extension SQLiteStatement {
                     abandoned: int64(at: 10) != 0,
                     transaction: isNull(at: 11) ? nil : uuid(at: 11),
                     parentSpan: isNull(at: 12) ? nil : UInt64(bitPattern: int64(at: 12)),
-                    windowSeconds: kind == .aggregate ? int64(at: 13) : nil)
+                    windowSeconds: kind == .aggregate ? int64(at: 13) : nil,
+                    webOrigin: text(at: 14))
     }
 
-    /// Binds an event's transaction and parent span at `index` and `index + 1` (NULL when none).
+    /// Binds an event's transaction, parent span and web origin at `index`…`index + 2` (NULL when none).
     func bindTransaction(of event: EventRecord, at index: Int32) throws(SQLiteError) {
         if let transaction = event.transaction { try bind(transaction, at: index) } else { try bindNull(at: index) }
         if let parent = event.draft.link?.parentSpan { try bind(Int64(bitPattern: parent), at: index + 1) } else { try bindNull(at: index + 1) }
+        if let origin = event.draft.link?.webOrigin { try bind(origin, at: index + 2) } else { try bindNull(at: index + 2) }
     }
 }
 

@@ -11,12 +11,12 @@ final class PointEventTable: UploadableEventTable {
         self.connection = connection
         self.cipher = cipher
         insertStatement = try connection.prepare("""
-            INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms, priority, held, transaction_id, parent_span)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms, priority, held, transaction_id, parent_span, web_origin)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         queries = try EventTableQueries(
             connection: connection, table: "point_events",
-            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.timestamp_ms, NULL, NULL, NULL, 0, e.transaction_id, e.parent_span",
+            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.timestamp_ms, NULL, NULL, NULL, 0, e.transaction_id, e.parent_span, NULL, e.web_origin",
             time: "timestamp_ms", readyCondition: "")
     }
 

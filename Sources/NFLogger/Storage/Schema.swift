@@ -139,6 +139,10 @@ enum Schema {
             ALTER TABLE span_events ADD COLUMN transaction_id BLOB;
             ALTER TABLE span_events ADD COLUMN parent_span INTEGER;
             """),
+        Migration(version: 9, name: "web content: the page an event came from", sql: """
+            ALTER TABLE point_events ADD COLUMN web_origin TEXT;
+            ALTER TABLE span_events ADD COLUMN web_origin TEXT;
+            """),
     ]
 
     static var latestVersion: Int32 { migrations.last?.version ?? 0 }

@@ -17,8 +17,8 @@ final class SpanEventTable: UploadableEventTable {
         self.cipher = cipher
         insertStatement = try connection.prepare("""
             INSERT INTO span_events (uuid, session_id, name, type, parameters, start_ms, start_mono_ns, clock_epoch, priority, held,
-                                     transaction_id, parent_span)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                     transaction_id, parent_span, web_origin)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         findStatement = try connection.prepare("""
             SELECT id, start_ms, start_mono_ns, clock_epoch, end_ms, name, type, session_id, parameters, held
@@ -30,7 +30,7 @@ final class SpanEventTable: UploadableEventTable {
         // Only ended spans travel; an open span waits for its end (or, later, its timeout).
         queries = try EventTableQueries(
             connection: connection, table: "span_events",
-            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.start_ms, e.end_ms, e.duration_ns, e.end_parameters, e.abandoned, e.transaction_id, e.parent_span",
+            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.start_ms, e.end_ms, e.duration_ns, e.end_parameters, e.abandoned, e.transaction_id, e.parent_span, NULL, e.web_origin",
             time: "start_ms", readyCondition: "end_ms IS NOT NULL")
     }
 

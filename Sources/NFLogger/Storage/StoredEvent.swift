@@ -24,4 +24,6 @@ struct StoredEvent: Sendable {
     /// Aggregate only: its rule's window; `parameters` is its folded state, `timestamp` and
     /// `end` the range it covers.
     var windowSeconds: Int64? = nil
+    /// The origin of the web page that logged it (``ScriptBridge``), if web content did.
+    var webOrigin: String? = nil
 }

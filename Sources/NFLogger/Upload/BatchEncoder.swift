@@ -31,6 +31,10 @@ enum BatchEncoder {
             out.writeLiteral(","); out.writeKey("duration_ms"); out.writeNumber((Double(micros) / 1_000).description)
             if event.abandoned { out.writeLiteral(","); out.writeKey("abandoned"); out.writeLiteral("true") }
         }
+        if let origin = event.webOrigin {
+            out.writeLiteral(","); out.writeKey("source"); out.writeString("web")
+            out.writeLiteral(","); out.writeKey("origin"); out.writeString(origin)
+        }
         if let transaction = event.transaction {
             out.writeLiteral(","); out.writeKey("transaction"); out.writeUUID(transaction)
         }

@@ -27,6 +27,7 @@ extension RecordedEvent {
         endParameters = try wire.parameters("end_parameters")
         isAbandoned = try wire.optionalBool("abandoned") ?? false
         transactionID = wire.contains("transaction") ? try wire.uuid("transaction") : nil
+        webOrigin = wire.contains("origin") ? try wire.string("origin") : nil
         if wire.contains("parent_span") {
             let text = try wire.string("parent_span")
             guard text.utf8.count == 16, let span = UInt64(text, radix: 16) else {
