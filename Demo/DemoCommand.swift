@@ -121,6 +121,7 @@ struct DemoCommand: AsyncParsableCommand {
         configuration.network.transport = OfflineTransport(real: transport, online: started + .milliseconds(Int64(offlineSeconds * 1_000)))
         configuration.upload.interval = 1
         configuration.propagation.hosts = [backend.url.host ?? "127.0.0.1"]  // the backend is first-party
+        configuration.webBridge.allowedOrigins = [HelpPage.origin]  // the app's own help pages
         configuration.upload.initialBackoff = 0.2
         configuration.upload.maxBackoff = 1
         configuration.upload.requestTimeout = requestTimeout

@@ -17,6 +17,8 @@ struct SimulatedApp {
     /// The app's backend: its requests carry the transaction (`traceparent`).
     let backend: URL
     let http: any HTTPTransport
+    /// The help screen: web content logging through the bridge.
+    var help: HelpPage
     var random: SeededRandom
     private(set) var calls = 0
 
@@ -29,6 +31,7 @@ struct SimulatedApp {
         self.targetCalls = targetCalls
         self.backend = backend
         self.http = http
+        help = HelpPage(bridge: ScriptBridge(logger: logger), tally: tally)
         random = SeededRandom(seed: seed)
     }
 
@@ -72,6 +75,7 @@ struct SimulatedApp {
                              taps: max(1, (budgetEnd - calls - 12) / max(1, visits - visit)))
                 status.update(phase: "session \(session + 1)/\(sessions)", done: calls, total: targetCalls)
             }
+            if random.chance(0.5) { await helpScreen() }
             if random.chance(0.7) { await signUpForm() }
             if random.chance(0.4) { await checkout() }
             log("app.background", type: "lifecycle")
@@ -108,6 +112,18 @@ struct SimulatedApp {
         let roundTrip = min(400, random.logNormal(median: 28, spread: 0.55))
         await wait(milliseconds: roundTrip)
         end(call, ["status": random.chance(0.96) ? 200 : 503, "bytes": Int.random(in: 300...40_000, using: &random)])
+    }
+
+    /// The help screen: a web page whose events come through the bridge, as `nflogger.js` would
+    /// send them (a view, an article read as a span, a tap).
+    private mutating func helpScreen() async {
+        let topic = ["refunds", "shipping", "account"].randomElement(using: &random) ?? "refunds"
+        await help.post(["call": "logEvent", "name": "help.view", "parameters": ["topic": topic]])
+        let article = await help.post(["call": "startEvent", "name": "help.article", "parameters": ["topic": topic]])
+        await wait(milliseconds: random.logNormal(median: 20, spread: 0.5))
+        await help.post(["call": "logEvent", "name": "help.tap", "parameters": ["link": "contact"]])
+        if let article { await help.post(["call": "endEvent", "span": article, "parameters": ["scrolled": 0.8]]) }
+        calls += article == nil ? 3 : 4
     }
 
     // MARK: Use cases: transactions that reach the backend
