@@ -138,6 +138,68 @@ struct BatchDecoderTests {
         }
     }
 
+    @Test("Source and origin decode on points and spans; absent, the event is native without an origin")
+    func sources() throws {
+        let batch = try decode(BatchFixtures.batch(events: [
+            Self.with(BatchFixtures.point(), #""source":"web","origin":"https://shop.example.com""#),
+            Self.with(BatchFixtures.span(), #""source":"web","origin":"http://localhost:8080""#),
+            Self.with(BatchFixtures.point(), #""source":"web","origin":"http://[::1]:65535""#),
+            Self.with(BatchFixtures.point(), #""source":"web""#),
+            Self.with(BatchFixtures.point(), #""source":"native""#),
+            BatchFixtures.point(),
+        ]))
+        #expect(batch.events.map(\.source) == [.web, .web, .web, .web, .native, .native])
+        #expect(batch.events.map(\.origin) == ["https://shop.example.com", "http://localhost:8080", "http://[::1]:65535", nil, nil, nil])
+        let longest = "https://" + String(repeating: "a", count: 256 - 8)
+        #expect(try decode(BatchFixtures.batch(events: [Self.with(BatchFixtures.point(), #""source":"web","origin":"\#(longest)""#)]))
+            .events[0].origin == longest)
+    }
+
+    static let originRule = "must be an origin scheme://host[:port] (http or https, lowercase, at most 256 bytes), such as https://shop.example.com"
+    static let badSources: [(String, String)] = [
+        (#""source":"Web""#, #"events[0].source: must be "native" or "web""#),
+        (#""source":"app""#, #"events[0].source: must be "native" or "web""#),
+        (#""source":"""#, "events[0].source: must be 1…16 bytes long"),
+        (#""source":1"#, "events[0].source: must be a string, found a number"),
+        (#""source":null"#, "events[0].source: must be a string, found null"),
+        (#""origin":"https://shop.example.com""#, #"events[0].origin: only web events (source "web") have an origin"#),
+        (#""source":"native","origin":"https://shop.example.com""#, #"events[0].origin: only web events (source "web") have an origin"#),
+        (#""source":"web","origin":"""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"https://Shop.example.com""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"HTTPS://shop.example.com""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"ftp://shop.example.com""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"file://""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"https://""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"https://shop.example.com/""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"https://shop.example.com/cart?x=1""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"https://user@shop.example.com""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"https://shop.example.com:""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"https://shop.example.com:0""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"https://shop.example.com:080""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"https://shop.example.com:65536""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"https://shop.example.com:8a""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"https://[::1""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"https://[]""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"https://[::1]x""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"https://bücher.example""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"https://shop example.com""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"null""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":"https://\#(String(repeating: "a", count: 256 - 7))""#, "events[0].origin: \(originRule)"),
+        (#""source":"web","origin":null"#, "events[0].origin: must be an origin string, found null"),
+        (#""source":"web","origin":["https://shop.example.com"]"#, "events[0].origin: must be an origin string, found an array"),
+    ]
+
+    @Test("A broken source or origin is refused with its path, on a point or a span", arguments: Self.badSources)
+    func brokenSources(field: String, message: String) {
+        for event in [BatchFixtures.point(), BatchFixtures.span()] {
+            #expect {
+                try decode(BatchFixtures.batch(events: [Self.with(event, field)]))
+            } throws: { error in
+                (error as? BatchError)?.description == message
+            }
+        }
+    }
+
     @Test("Malformed JSON is a BatchError too")
     func malformed() {
         #expect {

@@ -11,13 +11,13 @@ enum StoreFixtures {
         Batch.Event(id: UUID(), session: session, name: name, kind: .span, type: type, timestamp: 1_000, end: 1_000 + Int64(duration),
                     durationMilliseconds: duration, parameters: nil,
                     endParameters: completed.map { #"{"completed":\#($0)}"# }, abandoned: abandoned,
-                    transaction: nil, parentSpan: nil)
+                    transaction: nil, parentSpan: nil, source: .native, origin: nil)
     }
 
     static func point(_ name: String = "ui.tap") -> Batch.Event {
         Batch.Event(id: UUID(), session: session, name: name, kind: .point, type: "event", timestamp: 1_000, end: nil,
                     durationMilliseconds: nil, parameters: #"{"n":1}"#, endParameters: nil, abandoned: false,
-                    transaction: nil, parentSpan: nil)
+                    transaction: nil, parentSpan: nil, source: .native, origin: nil)
     }
 
     static func batch(_ events: [Batch.Event]) -> Batch {
@@ -279,6 +279,8 @@ struct CollectorMigrationTests {
         #expect(signup.started == 3 && signup.abandoned == 1 && signup.completed == 2)
         #expect(signup.duration.p50Milliseconds == 10 && signup.duration.p95Milliseconds == 20)
         #expect(report.spanEvents == 3 && report.pointEvents == 0)
+        // Rows from before sources existed are native (migration 7 left their source NULL).
+        #expect(report.eventsBySource == AnalyticsReport.EventsBySource(native: 3, web: 0) && report.webOrigins == 0)
         await store.close()
         let reopened = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 1_000)
         #expect(try reopened.scalarInt("PRAGMA user_version") == Int64(CollectorSchema.migrations.count))

@@ -1,17 +1,18 @@
 import NFLogSupport
 
 /// Writes stored events as JSON lines: every field, the uuid, the context and session, and the
-/// parameters verbatim; `transaction` and `parent_span` only when the event carried them. The format `nflog-collector export` prints, and the lines of an
-/// ``ExportPage``.
+/// parameters verbatim; `transaction`, `parent_span`, `source` and `origin` only when the event
+/// carried them (`source` only for web events: an event without it is native). The format
+/// `nflog-collector export` prints, and the lines of an ``ExportPage``.
 enum EventExporter {
     static let format = RowExport(
         select: """
             SELECT e.app, e.uuid, e.batch_id, e.session, e.name, e.kind, e.type, e.timestamp_ms, e.end_ms, e.duration_ms,
                    e.parameters, e.end_parameters, e.received_ms, e.abandoned, \(RowExport.contextColumns),
-                   e.transaction_id, e.parent_span, e.id
+                   e.transaction_id, e.parent_span, e.source, e.origin, e.id
             FROM events e JOIN contexts c ON c.id = e.context_id
             """,
-        alias: "e", rowIDColumn: 23, lineCapacity: 512, writeLine: writeLine)
+        alias: "e", rowIDColumn: 25, lineCapacity: 512, writeLine: writeLine)
 
     /// Appends the current row as one line.
     private static func writeLine(_ statement: SQLiteStatement, into out: inout JSONWriter) {
@@ -33,6 +34,8 @@ enum EventExporter {
         if !statement.isNull(at: 22), let parent = SpanID(rawValue: UInt64(bitPattern: statement.int64(at: 22))) {
             out.writeLiteral(","); out.writeKey("parent_span"); out.writeString(parent.description)
         }
+        if let source = statement.text(at: 23) { out.writeLiteral(","); out.writeKey("source"); out.writeString(source) }
+        if let origin = statement.text(at: 24) { out.writeLiteral(","); out.writeKey("origin"); out.writeString(origin) }
         RowExport.writeContext(statement, from: 14, into: &out)
     }
 }

@@ -45,6 +45,13 @@ public struct Batch: Sendable {
         case span
     }
 
+    /// Where an event was logged: the app's own code, or web content through the SDK's web
+    /// bridge (docs/BRIDGE.md). Absent on the wire means native.
+    public enum Source: String, Sendable {
+        case native
+        case web
+    }
+
     public struct Event: Sendable {
         public let id: UUID
         public let session: UUID
@@ -67,6 +74,11 @@ public struct Batch: Sendable {
         /// The span the event was logged under, when that is not the transaction's own span or
         /// was logged by another process (a backend continuing the app's request).
         public let parentSpan: SpanID?
+        /// Native unless the event was logged by web content through the web bridge.
+        public let source: Source
+        /// Web events only, and optional for them: the origin (`scheme://host[:port]`, lowercase)
+        /// of the page that logged the event.
+        public let origin: String?
     }
 
     /// Many events of one name folded into one record (docs/PROTOCOL.md, "Aggregates").

@@ -156,13 +156,28 @@ public struct BatchDecoder: Sendable {
                 throw BatchError(path: event[field].path, reason: "only spans have \(field)")
             }
         }
+        var source = Batch.Source.native
+        if let sourceField = event.optional("source") {
+            guard let value = Batch.Source(rawValue: try sourceField.string(maxBytes: 16)) else {
+                throw BatchError(path: sourceField.path, reason: "must be \"native\" or \"web\"")
+            }
+            source = value
+        }
+        var origin: String?
+        if let originField = event.optional("origin") {
+            guard source == .web else {
+                throw BatchError(path: originField.path, reason: "only web events (source \"web\") have an origin")
+            }
+            origin = try originField.webOrigin()
+        }
         return Batch.Event(
             id: try event["uuid"].uuid(), session: session,
             name: try event["name"].eventName(maxBytes: EventNameRules.maxNameBytes),
             kind: kind, type: try event["type"].eventName(maxBytes: EventNameRules.maxTypeBytes),
             timestamp: timestamp, end: end, durationMilliseconds: duration,
             parameters: try event.optional("parameters")?.rawObject(raw), endParameters: endParameters, abandoned: abandoned,
-            transaction: try event.optional("transaction")?.uuid(), parentSpan: try event.optional("parent_span")?.spanID())
+            transaction: try event.optional("transaction")?.uuid(), parentSpan: try event.optional("parent_span")?.spanID(),
+            source: source, origin: origin)
     }
 }
 
@@ -277,10 +292,76 @@ private struct Field {
         return id
     }
 
+    /// A web page's origin as a browser serialises it: `http` or `https`, `://`, a host of
+    /// lowercase ASCII letters, digits, `.`, `-` and `_` (or an IPv6 address in brackets: hex
+    /// digits, `:` and `.`), and optionally `:` and a port 1…65535 without leading zeros; nothing
+    /// else (no path, no trailing slash); 1…256 bytes.
+    func webOrigin() throws(BatchError) -> String {
+        guard case .string(let string)? = value else { throw wrong("an origin string") }
+        guard WebOrigin.isValid(string) else {
+            throw BatchError(path: path, reason: "must be an origin scheme://host[:port] (http or https, lowercase, at most \(WebOrigin.maxBytes) bytes), such as https://shop.example.com")
+        }
+        return string
+    }
+
     /// The object's text exactly as it appears in the body.
     func rawObject(_ raw: UnsafeBufferPointer<UInt8>) throws(BatchError) -> String {
         guard case .object(let object)? = value else { throw wrong("an object") }
         return String(decoding: UnsafeBufferPointer(rebasing: raw[object.range]), as: UTF8.self)
+    }
+}
+
+/// The rules of an event's `origin` (docs/PROTOCOL.md).
+enum WebOrigin {
+    static let maxBytes = 256
+
+    static func isValid(_ origin: String) -> Bool {
+        let bytes = Array(origin.utf8)
+        guard !bytes.isEmpty, bytes.count <= maxBytes else { return false }
+        let rest: ArraySlice<UInt8>
+        if bytes.starts(with: "https://".utf8) {
+            rest = bytes[8...]
+        } else if bytes.starts(with: "http://".utf8) {
+            rest = bytes[7...]
+        } else {
+            return false
+        }
+        // The host ends at the port's colon, which for an IPv6 address follows its bracket.
+        var host = rest
+        var port: ArraySlice<UInt8>?
+        if rest.first == UInt8(ascii: "[") {
+            guard let close = rest.firstIndex(of: UInt8(ascii: "]")) else { return false }
+            host = rest[rest.startIndex...close]
+            let after = rest[(close + 1)...]
+            if !after.isEmpty {
+                guard after.first == UInt8(ascii: ":") else { return false }
+                port = after.dropFirst()
+            }
+            let address = host.dropFirst().dropLast()
+            guard !address.isEmpty, address.allSatisfy({ isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }) else {
+                return false
+            }
+        } else {
+            if let colon = rest.firstIndex(of: UInt8(ascii: ":")) {
+                host = rest[..<colon]
+                port = rest[(colon + 1)...]
+            }
+            guard !host.isEmpty, host.allSatisfy({
+                ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
+                    || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
+            }) else { return false }
+        }
+        if let port {
+            guard (1...5).contains(port.count), port.first != UInt8(ascii: "0"),
+                  port.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return false }
+            let value = port.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+            guard value <= 65_535 else { return false }
+        }
+        return true
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
     }
 }
 

@@ -23,6 +23,9 @@ import Foundation
 /// name in ``aggregates``: at most 1,000 names, those with the most events first (ties broken by
 /// name), the others counted in ``aggregatesOmitted``. A ``ReportFilter`` selects the aggregates
 /// by start time and dimension; it does not change the other figures.
+///
+/// ``eventsBySource`` splits the stored events by where they were logged: the app's own code or
+/// web content through the SDK's web bridge; ``webOrigins`` counts the web pages' distinct origins.
 public struct AnalyticsReport: Sendable, Equatable, Codable {
     public let app: String
     public let eventsStored: Int
@@ -43,6 +46,22 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
     public let aggregates: [String: AggregateSummary]
     /// Aggregated names stored (within the filter) but not listed in ``aggregates``.
     public let aggregatesOmitted: Int
+    /// The stored events by source: native (the app's code) and web (web content, through the
+    /// web bridge). They add up to ``eventsStored``, as ``pointEvents`` and ``spanEvents`` do.
+    public let eventsBySource: EventsBySource
+    /// The distinct origins of the stored web events (those that carried one).
+    public let webOrigins: Int
+
+    /// Two counts, whatever the number of events or origins.
+    public struct EventsBySource: Sendable, Equatable, Codable {
+        public let native: Int
+        public let web: Int
+
+        public init(native: Int, web: Int) {
+            self.native = native
+            self.web = web
+        }
+    }
 
     public struct UseCase: Sendable, Equatable, Codable {
         public let started: Int
@@ -87,11 +106,14 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         case databaseResets = "database_resets"
         case aggregates
         case aggregatesOmitted = "aggregates_omitted"
+        case eventsBySource = "events_by_source"
+        case webOrigins = "web_origins"
     }
 
     public init(app: String, stats: CollectorStats, pointEvents: Int, spanEvents: Int, useCases: [String: UseCase],
                 network: DurationSummary, sessions: DurationSummary, useCasesOmitted: Int = 0,
-                aggregates: [String: AggregateSummary] = [:], aggregatesOmitted: Int = 0) {
+                aggregates: [String: AggregateSummary] = [:], aggregatesOmitted: Int = 0,
+                eventsBySource: EventsBySource? = nil, webOrigins: Int = 0) {
         self.app = app
         eventsStored = stats.eventsStored
         duplicatesDropped = stats.duplicatesDropped
@@ -108,10 +130,13 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         databaseResets = stats.databaseResets
         self.aggregates = aggregates
         self.aggregatesOmitted = aggregatesOmitted
+        self.eventsBySource = eventsBySource ?? EventsBySource(native: stats.eventsStored, web: 0)
+        self.webOrigins = webOrigins
     }
 
-    /// Reads `use_cases_omitted` and `aggregates_omitted` as 0 and `aggregates` as empty when
-    /// absent: reports written before they existed.
+    /// Reads `use_cases_omitted`, `aggregates_omitted` and `web_origins` as 0, `aggregates` as
+    /// empty and `events_by_source` as every event native when absent: reports written before
+    /// they existed (and before any collector stored web events).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         app = try c.decode(String.self, forKey: .app)
@@ -130,6 +155,9 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         databaseResets = try c.decode(Int.self, forKey: .databaseResets)
         aggregates = try c.decodeIfPresent([String: AggregateSummary].self, forKey: .aggregates) ?? [:]
         aggregatesOmitted = try c.decodeIfPresent(Int.self, forKey: .aggregatesOmitted) ?? 0
+        eventsBySource = try c.decodeIfPresent(EventsBySource.self, forKey: .eventsBySource)
+            ?? EventsBySource(native: eventsStored, web: 0)
+        webOrigins = try c.decodeIfPresent(Int.self, forKey: .webOrigins) ?? 0
     }
 
     /// The report for people: a few aligned lines.
@@ -141,6 +169,9 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         ]
         if prunedOnDevices > 0 || abandonedSpans > 0 || databaseResets > 0 {
             lines.append("Devices: \(prunedOnDevices) events pruned before upload · \(abandonedSpans) spans abandoned · \(databaseResets) database resets")
+        }
+        if eventsBySource.web > 0 {
+            lines.append("Sources: \(eventsBySource.native) native · \(eventsBySource.web) web (\(webOrigins) \(webOrigins == 1 ? "origin" : "origins"))")
         }
         for (name, useCase) in useCases.sorted(by: { $0.key < $1.key }) {
             lines.append("Use case \(name): \(useCase.started) started · \(useCase.completed) completed · \(useCase.abandoned) abandoned (\(String(format: "%.1f", useCase.abandonmentRate * 100))%) · time to complete \(summary(useCase.duration))")

@@ -148,5 +148,15 @@ enum CollectorSchema {
             CREATE INDEX events_transactions ON events (app, transaction_id, span_id, parent_span, context_id, duration_ms)
                 WHERE span_id IS NOT NULL;
             """),
+        // Where an event came from (docs/PROTOCOL.md): `source` is stored for web events only
+        // ('web'), NULL for native ones, the vast majority, which so pay two NULL columns and no
+        // index entry; `origin` is the page's origin as sent (web events only, and optional there).
+        // The report counts the web events and their distinct origins from events_web alone
+        // (covering, in origin order), and the native ones as the rest of the app's total.
+        SQLiteMigration(version: 7, name: "event sources: native or web, and the web page's origin", sql: """
+            ALTER TABLE events ADD COLUMN source TEXT;
+            ALTER TABLE events ADD COLUMN origin TEXT;
+            CREATE INDEX events_web ON events (app, source, origin) WHERE source IS NOT NULL;
+            """),
     ]
 }

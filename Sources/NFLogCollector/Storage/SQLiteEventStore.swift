@@ -83,11 +83,11 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
             insertEvent = try c.prepare("""
                 INSERT INTO events (app, uuid, batch_id, session, context_id, name, kind, type, timestamp_ms,
                                     end_ms, duration_ms, parameters, end_parameters, received_ms, abandoned, given_up,
-                                    transaction_id, parent_span, span_id)
+                                    transaction_id, parent_span, span_id, source, origin)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
                         CASE WHEN ?7 = 'span' AND ?8 = 'usecase'
                              THEN ?15 = 1 OR coalesce(json_extract(?13, '$.completed'), 1) IN (0, 'false') END,
-                        ?16, ?17, ?18)
+                        ?16, ?17, ?18, ?19, ?20)
                 ON CONFLICT (app, uuid) DO NOTHING
                 """)
             isNewBatch = try c.prepare("SELECT count(*) FROM batches WHERE app = ? AND uuid = ?")
@@ -208,6 +208,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                     try insert.bind(receivedAt, at: 14)
                     try insert.bind(Int64(event.abandoned ? 1 : 0), at: 15)
                     try Self.bindTransaction(event, insert)
+                    try Self.bindSource(event, insert)
                     try insert.run()
                     if insert.changes > 0 {
                         accepted += 1
@@ -287,6 +288,16 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         } else {
             try insert.bindNull(at: 18)
         }
+    }
+
+    /// Binds an event's source columns (19, 20): both NULL for a native event, so that the
+    /// events_web index holds web events only.
+    private static func bindSource(_ event: Batch.Event, _ insert: SQLiteStatement) throws(SQLiteError) {
+        switch event.source {
+        case .native: try insert.bindNull(at: 19)
+        case .web: try insert.bind(event.source.rawValue, at: 19)
+        }
+        if let origin = event.origin { try insert.bind(origin, at: 20) } else { try insert.bindNull(at: 20) }
     }
 
     /// Stores the batch's new aggregates; returns how many were new, how many already stored, and
@@ -453,12 +464,22 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         try sessionRows.bind(app, at: 1)
         try walk(sessionRows) { sessions.add(Double($0.int64(at: 0))) }
 
+        // Web events and their distinct origins from events_web alone (web rows only, in origin
+        // order: no sort); every other event is native.
+        let web = try c.prepare("""
+            SELECT count(*), count(DISTINCT origin) FROM events INDEXED BY events_web WHERE app = ?1 AND source = 'web'
+            """)
+        try web.bind(app, at: 1)
+        let (webEvents, webOrigins) = try web.collect { (Int($0.int64(at: 0)), Int($0.int64(at: 1))) }.first ?? (0, 0)
+
         let aggregates = try AggregateAnalysis.summarise(c, app: app, filter: filter)
 
         return AnalyticsReport(app: app, stats: stats, pointEvents: eventCount - spans, spanEvents: spans, useCases: useCases,
                                network: network.summary, sessions: sessions.summary,
                                useCasesOmitted: useCaseNames - listed.count,
-                               aggregates: aggregates.names, aggregatesOmitted: aggregates.omitted)
+                               aggregates: aggregates.names, aggregatesOmitted: aggregates.omitted,
+                               eventsBySource: AnalyticsReport.EventsBySource(native: max(eventCount - webEvents, 0), web: webEvents),
+                               webOrigins: webOrigins)
     }
 
     /// Steps through every row without keeping any, then resets the statement.
