@@ -167,8 +167,20 @@ public final class ScriptBridge: Sendable {
         guard let components = URLComponents(string: origin), let scheme = components.scheme?.lowercased(),
               scheme == "http" || scheme == "https", let host = components.host?.lowercased(), !host.isEmpty,
               components.path.isEmpty || components.path == "/", components.query == nil, components.user == nil else { return nil }
+        // As the collector accepts origins (docs/PROTOCOL.md): an ASCII host (browsers give
+        // international names in punycode) or a bracketed IPv6 address.
+        let hostText: String
+        if host.contains(":") {
+            let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            guard bare.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return nil }
+            hostText = "[\(bare)]"
+        } else {
+            guard host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_") }) else { return nil }
+            hostText = host
+        }
         let port = components.port.flatMap { ($0 == 80 && scheme == "http") || ($0 == 443 && scheme == "https") ? nil : $0 }
-        return "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "")
+        guard port.map({ (1...65_535).contains($0) }) ?? true else { return nil }
+        return "\(scheme)://\(hostText)" + (port.map { ":\($0)" } ?? "")
     }
 
     /// A token from the origin's bucket, if it has one; a refusal is counted.
