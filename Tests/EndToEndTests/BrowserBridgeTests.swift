@@ -10,12 +10,11 @@ import Testing
 /// injects it) and relays the page's channel to a `ScriptBridge` over `POST /bridge`, telling
 /// the bridge its own origin, as a web view's adaptor tells it the posting frame's.
 final class PageHost: Sendable {
-    let url: URL
-    private let group: ServiceGroup
-    private let task: Task<Void, any Error>
+    private let server: LoopbackServer
+    var url: URL { server.url }
 
-    private init(url: URL, group: ServiceGroup, task: Task<Void, any Error>) {
-        (self.url, self.group, self.task) = (url, group, task)
+    private init(server: LoopbackServer) {
+        self.server = server
     }
 
     static func start(bridge: ScriptBridge, pages: [String: String], port: Int = 0) async throws -> PageHost {
@@ -35,25 +34,13 @@ final class PageHost: Sendable {
             let reply = await bridge.handle(message: Data(buffer: body), origin: origin.withLock { $0 })
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: reply)))
         }
-        var log = Logger(label: "page-host")
-        log.logLevel = .warning
-        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
-                              onServerRunning: { listening.yield($0.localAddress?.port ?? 0); listening.finish() }, logger: log)
-        let group = ServiceGroup(configuration: .init(services: [app], logger: log))
-        let task = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), port > 0, let url = URL(string: "http://127.0.0.1:\(port)") else {
-            task.cancel()
-            throw CocoaError(.fileReadUnknown)
-        }
-        origin.withLock { $0 = url.absoluteString }
-        return PageHost(url: url, group: group, task: task)
+        let server = try await LoopbackServer.start(router, port: port, label: "page-host")
+        origin.withLock { $0 = server.url.absoluteString }
+        return PageHost(server: server)
     }
 
     func stop() async {
-        await group.triggerGracefulShutdown()
-        _ = await task.result
+        await server.stop()
     }
 }
 

@@ -11,10 +11,9 @@ import Testing
 /// A backend on 127.0.0.1 with its own NFLogger: it continues the transaction of each request's
 /// `traceparent` (or, without one, logs outside any transaction) and remembers what it received.
 final class TransactionBackend: Sendable {
-    let url: URL
     let logger: NFLogger
-    private let group: ServiceGroup
-    private let task: Task<Void, any Error>
+    private let server: LoopbackServer
+    var url: URL { server.url }
     private let received: Received
     var traceparents: [String?] { received.headers.withLock { $0 } }
 
@@ -23,8 +22,8 @@ final class TransactionBackend: Sendable {
         let headers = Mutex<[String?]>([])
     }
 
-    private init(url: URL, logger: NFLogger, group: ServiceGroup, task: Task<Void, any Error>, received: Received) {
-        (self.url, self.logger, self.group, self.task, self.received) = (url, logger, group, task, received)
+    private init(server: LoopbackServer, logger: NFLogger, received: Received) {
+        (self.server, self.logger, self.received) = (server, logger, received)
     }
 
     static func start(logger: NFLogger, serverMilliseconds: Int) async throws -> TransactionBackend {
@@ -40,24 +39,11 @@ final class TransactionBackend: Sendable {
             _ = await span.end(parameters: ["status": 200])
             return Response(status: .ok)
         }
-        var log = Logger(label: "transaction-backend")
-        log.logLevel = .warning
-        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { listening.yield($0.localAddress?.port ?? 0); listening.finish() }, logger: log)
-        let group = ServiceGroup(configuration: .init(services: [app], logger: log))
-        let task = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), let url = URL(string: "http://127.0.0.1:\(port)") else {
-            task.cancel()
-            throw CocoaError(.fileReadUnknown)
-        }
-        return TransactionBackend(url: url, logger: logger, group: group, task: task, received: received)
+        return TransactionBackend(server: try await LoopbackServer.start(router, label: "transaction-backend"), logger: logger, received: received)
     }
 
     func stop() async {
-        await group.triggerGracefulShutdown()
-        _ = await task.result
+        await server.stop()
     }
 }
 
