@@ -40,6 +40,26 @@ struct TransactionTests {
         #expect(events.count == 3)
     }
 
+    @Test("A transaction refused at its start refuses what is logged against it with the same answer, and stores nothing")
+    func refusedAtStart() async throws {
+        let transport = RecordingTransport()
+        var configuration = transport.configuration()
+        configuration.policyURL = nil
+        configuration.policyOptions.fallback = try Policy.parse(Data(#"{"version":1,"mode":"active","rules":{"deny":["form.secret"]}}"#.utf8))
+        let logger = try NFLogger(configuration: configuration)
+        let (secret, started) = await logger.beginTransaction(name: "form.secret")
+        #expect(started == .filtered(.denied))
+        #expect(await secret.logEvent(name: "form.field") == .filtered(.denied))
+        #expect(await secret.startEvent(name: "form.step").status == .filtered(.denied))
+        #expect(await secret.end(outcome: .completed) == .filtered(.denied))
+        let (broken, failed) = await logger.beginTransaction(name: "bad name")
+        #expect(failed.failure != nil)
+        #expect(await broken.logEvent(name: "form.field") == .failed(.unknownSpan(broken.id)))
+        #expect(await logger.flush().error == nil)
+        await logger.close()
+        #expect(transport.events.isEmpty)
+    }
+
     @Test("traceparent goes only to first-party hosts: exact names, or *.domain for its subdomains")
     func propagation() async throws {
         let transport = RecordingTransport()

@@ -68,8 +68,15 @@ public final class TransactionHandle: Sendable {
         logger.configuration.propagation.headers(for: url, context: context)
     }
 
-    /// Why a call against this transaction is refused: it ended.
+    /// Why a call against this transaction is refused: its start was (with the same answer), or
+    /// it ended.
     private var refusal: LogStatus? {
-        ended.withLock { $0 } ? .failed(.transactionEnded(id)) : nil
+        switch span.start {
+        case .started: break
+        case .filtered(let reason): return .filtered(reason)
+        case .disabled: return .disabled
+        case .notStored: return .failed(.unknownSpan(id))
+        }
+        return ended.withLock { $0 } ? .failed(.transactionEnded(id)) : nil
     }
 }
