@@ -16,12 +16,8 @@ extension NFLogger {
     nonisolated(nonsending)
     public func startEvent(name: String, type: String = "event", parameters: LogParameters = [:]) async
         -> (span: SpanHandle, status: LogStatus) {
-        var handle: SpanHandle?
-        let status = await withCheckedContinuation { continuation in
-            handle = startEvent(name: name, type: type, parameters: parameters) { continuation.resume(returning: $0) }
-        }
-        // startEvent always returns a handle before the continuation can resume.
-        return (handle ?? SpanHandle(id: UUID(), name: name, start: .notStored, logger: self), status)
+        await awaitingStart({ startEvent(name: name, type: type, parameters: parameters, completion: $0) },
+                            orElse: SpanHandle(id: UUID(), name: name, start: .notStored, logger: self))
     }
 
     /// Ends the span with this id and waits until the end is committed (or refused).
@@ -91,4 +87,18 @@ extension NFLogger {
             refreshPolicy { continuation.resume(returning: $0) }
         }
     }
+}
+
+/// The `async` twin of a call that returns a handle and completes later (a span's or a
+/// transaction's start): the handle, and the status once the start is settled. The call returns
+/// its handle before its completion can run, so `fallback` is never used; it keeps the code free
+/// of a force-unwrap.
+nonisolated(nonsending)
+func awaitingStart<Handle: Sendable>(_ start: (@escaping LogCompletion) -> Handle,
+                                     orElse fallback: @autoclosure () -> Handle) async -> (Handle, LogStatus) {
+    var handle: Handle?
+    let status = await withCheckedContinuation { continuation in
+        handle = start { continuation.resume(returning: $0) }
+    }
+    return (handle ?? fallback(), status)
 }

@@ -16,22 +16,16 @@ extension NFLogger {
     nonisolated(nonsending)
     public func startEvent(name: String, type: String = "event", parameters: LogParameters = [:],
                            in context: TransactionContext) async -> (span: SpanHandle, status: LogStatus) {
-        var handle: SpanHandle?
-        let status = await withCheckedContinuation { continuation in
-            handle = startEvent(name: name, type: type, parameters: parameters, in: context) { continuation.resume(returning: $0) }
-        }
-        return (handle ?? SpanHandle(id: UUID(), name: name, start: .notStored, logger: self), status)
+        await awaitingStart({ startEvent(name: name, type: type, parameters: parameters, in: context, completion: $0) },
+                            orElse: SpanHandle(id: UUID(), name: name, start: .notStored, logger: self))
     }
 
     /// Begins a transaction and waits until its start is committed (or refused).
     nonisolated(nonsending)
     public func beginTransaction(name: String, type: String = "usecase", parameters: LogParameters = [:]) async
         -> (transaction: TransactionHandle, status: LogStatus) {
-        var handle: TransactionHandle?
-        let status = await withCheckedContinuation { continuation in
-            handle = beginTransaction(name: name, type: type, parameters: parameters) { continuation.resume(returning: $0) }
-        }
-        return (handle ?? TransactionHandle(span: SpanHandle(id: UUID(), name: name, start: .notStored, logger: self)), status)
+        await awaitingStart({ beginTransaction(name: name, type: type, parameters: parameters, completion: $0) },
+                            orElse: TransactionHandle(span: SpanHandle(id: UUID(), name: name, start: .notStored, logger: self)))
     }
 }
 
@@ -49,11 +43,8 @@ extension TransactionHandle {
     nonisolated(nonsending)
     public func startEvent(name: String, type: String = "event", parameters: LogParameters = [:]) async
         -> (span: SpanHandle, status: LogStatus) {
-        var handle: SpanHandle?
-        let status = await withCheckedContinuation { continuation in
-            handle = startEvent(name: name, type: type, parameters: parameters) { continuation.resume(returning: $0) }
-        }
-        return (handle ?? SpanHandle(id: UUID(), name: name, start: .notStored, logger: logger), status)
+        await awaitingStart({ startEvent(name: name, type: type, parameters: parameters, completion: $0) },
+                            orElse: SpanHandle(id: UUID(), name: name, start: .notStored, logger: logger))
     }
 
     /// Ends the transaction and waits until the end is committed (or refused).
