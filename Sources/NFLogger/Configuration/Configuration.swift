@@ -54,6 +54,13 @@ public struct Configuration: Sendable {
     public var propagation = Propagation()
     /// Which web pages may log through a ``ScriptBridge`` (none by default).
     public var webBridge = WebBridge()
+    /// Where recorded events go besides the collector at ``uploadURL``: more durable outputs (a
+    /// second collector, a file) and best-effort ones (swift-log), each routed by its pattern.
+    /// See <doc:FiltersAndOutputs>. Default: none.
+    public var outputs: [any Output] = []
+    /// The events the collector at ``uploadURL`` takes (its output id is `collector`), as a tag
+    /// pattern. Default: `**`, every event.
+    public var collectorPattern = "**"
     /// The SDK's own diagnostic log. Default: silent.
     public var logger = Logger(label: "nflogger", factory: { _ in SwiftLogNoOpLogHandler() })
 
@@ -196,6 +203,7 @@ public struct Configuration: Sendable {
                 }
             }
         }
+        try validateOutputs()
         if let publicKey = policyOptions.publicKey, publicKey.count != 32 {
             throw .invalidField("policy_public_key", reason: "must be a 32-byte Ed25519 public key, got \(publicKey.count) bytes")
         }
