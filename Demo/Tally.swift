@@ -66,6 +66,7 @@ final class Tally: Sendable {
         case .insidePrivacyZone: "privacy zone"
         case .sdkBelowMinimumVersion: "SDK too old"
         case .consentDenied: "consent denied"
+        default: "\(reason)"  // FilterReason grows (SourceStability)
         }
     }
 

@@ -62,7 +62,9 @@ final class Aggregator {
     }
 
     /// Folds one event; the caller owns the transaction. Returns the aggregate's id.
-    func fold(_ fold: Fold, held: Bool, sessionRowID: Int64, priority: Int, now: Int64,
+    /// - Parameter route: the durable outputs an aggregate of this name goes to, when they are
+    ///   routed by pattern (a new aggregate is owed to them).
+    func fold(_ fold: Fold, held: Bool, sessionRowID: Int64, priority: Int, route: OutputRouter.Route? = nil, now: Int64,
               db: OpenDatabase) throws(SQLiteError) -> UUID {
         owner.check()
         let table = db.tables.aggregates
@@ -93,6 +95,7 @@ final class Aggregator {
                 start: min(max(windowStart, earlier), windowEnd), windowStart: windowStart, windowEnd: windowEnd,
                 windowSeconds: windowMilliseconds / 1_000, series: series, openedAt: fold.wallMilliseconds,
                 priority: priority, held: held))
+            if let route { try db.deliveries.route(kind: .aggregate, row: rowID, collector: route.collector, outputs: route.outputs) }
             limitEnforcer.countInserted()
             open[key] = .init(rowID: rowID, id: id, openedAt: fold.wallMilliseconds, windowEnd: windowEnd,
                               state: AggregateState(dimensions: overflow ? [:] : fold.dimensions, overflow: overflow))

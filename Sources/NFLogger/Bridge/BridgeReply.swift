@@ -77,6 +77,7 @@ struct BridgeReply: Sendable {
         case .insidePrivacyZone: "insidePrivacyZone"
         case .sdkBelowMinimumVersion: "sdkBelowMinimumVersion"
         case .consentDenied: "consentDenied"
+        case .noOutput: "noOutput"
         }
     }
 

@@ -60,6 +60,8 @@ public struct Diagnostics: Sendable, CustomStringConvertible {
     public var aggregateOverflowEvents: Int = 0
     /// Messages from web content a ``ScriptBridge`` refused because their page sent too many.
     public var webMessagesRateLimited: Int = 0
+    /// Each output's own figures, the collector's first (see <doc:FiltersAndOutputs>).
+    public var outputs: [OutputDiagnostics] = []
 
     public var description: String {
         var lines = [
@@ -75,6 +77,7 @@ public struct Diagnostics: Sendable, CustomStringConvertible {
         lines.append("policy: \(policy.source.rawValue)\(policy.etag.map { " \($0)" } ?? "")\(policy.lastError.map { ", last problem: \($0)" } ?? "")")
         if let lastStorageError { lines.append("last storage error: \(lastStorageError)") }
         for reset in databaseResets { lines.append("database reset: \(reset)") }
+        for output in outputs where outputs.count > 1 || output.id != "collector" { lines.append("output \(output)") }
         return lines.joined(separator: "\n")
     }
 }

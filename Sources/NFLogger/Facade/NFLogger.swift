@@ -73,7 +73,8 @@ public final class NFLogger: Sendable {
             busyTimeoutMilliseconds: Int32(clamping: configuration.limits.busyTimeout.milliseconds),
             properties: StandardProperties(appID: configuration.appID, appVersion: configuration.appVersion),
             limits: StorageLimits(configuration.limits, policy: initialPolicy), consent: consent,
-            cipher: configuration.encryptionKey.map(ParameterCipher.init(key:)), clock: clock, logger: configuration.logger)
+            cipher: configuration.encryptionKey.map(ParameterCipher.init(key:)), outputs: DurableOutputSet(configuration),
+            clock: clock, logger: configuration.logger)
         let sessions = SessionTracker(idleTimeoutNanoseconds: configuration.sessionIdleTimeout.nanoseconds,
                                       wallMilliseconds: clock.wallMilliseconds())
         let transport = configuration.makeTransport()
@@ -358,7 +359,9 @@ public final class NFLogger: Sendable {
         let requests = self.requests
         let policy = policyManager?.currentStatus
             ?? PolicyStatus(source: configuration.policyOptions.fallback == nil ? .none : .defaultPolicy)
-        requests.afterPendingWrites { database, uploader in
+        let bestEffort = requests.bestEffortHanded
+        requests.afterPendingWrites { database, uploaders in
+            let uploader = uploaders.first { $0.outputID == Configuration.collectorOutputID }
             let counts = completions.counts
             let stored = try? database.storedCounts()
             let outbox = try? database.withOutbox { (outbox) throws(SQLiteError) in (try outbox.waitingCount(), try outbox.quarantinedCount()) }
@@ -375,7 +378,8 @@ public final class NFLogger: Sendable {
                 lastStorageError: database.lastError, databaseResets: database.resets, databasePath: database.path,
                 storedAggregates: stored?.aggregates ?? 0, aggregatedEvents: stored?.aggregatedEvents ?? 0,
                 aggregateOverflowEvents: database.aggregateOverflowEvents,
-                webMessagesRateLimited: self.bridgeDrops.withLock { $0 })
+                webMessagesRateLimited: self.bridgeDrops.withLock { $0 },
+                outputs: OutputDiagnostics.all(uploaders, bestEffort: bestEffort(), database: database))
             completions.queue.async { completion(snapshot) }
         }
     }

@@ -60,6 +60,9 @@ public struct Policy: Sendable, Equatable {
     let privacyZones: [PrivacyZone]
     /// `auto`: which automatic sources (NFLoggerInstrumentation) may record.
     package let automatic: AutomaticSources
+    /// `outputs.disabled`: the outputs (by id) switched off. A disabled durable output sends
+    /// nothing and is owed nothing new; a disabled best-effort output is handed nothing.
+    let disabledOutputs: Set<String>
     /// After this time the policy no longer applies (the configuration's default does).
     public let expiresAt: Date?
 

@@ -37,7 +37,7 @@ extension Policy {
 
     private init(_ fields: FieldReader<PolicyError>) throws(PolicyError) {
         try fields.rejectUnknown(["version", "mode", "rules", "upload", "database", "span_timeout_s",
-                                  "refresh_interval_s", "min_sdk_version", "privacy_zones", "expires_at", "auto"])
+                                  "refresh_interval_s", "min_sdk_version", "privacy_zones", "expires_at", "auto", "outputs"])
         guard let version = try fields.integer("version") else { throw .missing("version") }
         guard version == Self.supportedVersion else { throw .unsupportedVersion(version) }
         self.version = version
@@ -143,6 +143,18 @@ extension Policy {
             automatic.metrics = try fields.bool("metrics") ?? true
         }
         self.automatic = automatic
+
+        var disabledOutputs: Set<String> = []
+        if let fields = try fields.object("outputs") {
+            try fields.rejectUnknown(["disabled"])
+            for (index, id) in (try fields.stringArray("disabled") ?? []).enumerated() {
+                guard Configuration.isValidOutputID(id) else {
+                    throw .invalid("outputs.disabled[\(index)]", "must be an output id: 1–64 characters from a–z, 0–9, _, - and .")
+                }
+                disabledOutputs.insert(id)
+            }
+        }
+        self.disabledOutputs = disabledOutputs
 
         if let text = try fields.string("expires_at") {
             guard let date = Self.parseDate(text) else {

@@ -13,6 +13,8 @@ final class LimitEnforcer {
     private var storedEvents = 0
     /// Totals since the logger started, for diagnostics.
     private(set) var prunedEvents = 0
+    /// What was pruned before each output had it, by output id.
+    private(set) var prunedByOutput: [String: Int] = [:]
     private(set) var abandonedSpans = 0
     private let owner: QueueOwner
 
@@ -65,12 +67,13 @@ final class LimitEnforcer {
         let outcome = try db.connection.transaction { () throws(SQLiteError) -> Pruner.Outcome in
             // A batch that failed and waits is only queued data: release it, so the oldest
             // events go first whether or not an upload attempt once picked them.
-            try db.outbox.releaseWaitingBatches(except: inFlight)
+            for outbox in db.outboxes.values { try outbox.releaseWaitingBatches(except: inFlight) }
             return try db.pruner.enforce(limits, ageCutoff: includingAge ? now &- limits.maxAgeMilliseconds : nil,
                                          inFlight: try db.pruner.inFlightEvents(inFlight), storedEvents: &stored)
         }
         storedEvents = stored
         prunedEvents += outcome.total
+        prunedByOutput.merge(outcome.byOutput, uniquingKeysWith: +)
         if outcome.droppedForBytes > 0 || includingAge { try compact(db) }
     }
 

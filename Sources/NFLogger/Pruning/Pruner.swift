@@ -7,7 +7,10 @@ import NFLogSupport
 /// transaction as the delete, and those counts travel to the collector with the next batch: a
 /// drop is never silent.
 ///
-/// It never drops an event that is in a batch on its way to the collector, nor a span still
+/// An event is one row however many outputs still want it, so it counts once against the
+/// limits; what is dropped is also counted per output that was still owed it (``Outcome/byOutput``).
+///
+/// It never drops an event that is in a batch on its way to an output, nor a span still
 /// open (its end would then fail); open spans leave only as abandoned spans. An aggregate is one
 /// row for the limits, and once closed it can be dropped like an event; its pruned count is the
 /// events folded into it.
@@ -21,10 +24,17 @@ final class Pruner {
     private let pageCount: SQLiteStatement
     private let freePages: SQLiteStatement
     private let pageSize: Int64
+    /// The other durable outputs by number, to report what they lose.
+    private let outputIDs: [Int64: String]
+    /// Whether `deliveries` is in use: rows in another output's batch are kept, and its rows are
+    /// forgotten with the records.
+    private let tracksOthers: Bool
 
-    init(connection: SQLiteConnection, path: String) throws(SQLiteError) {
+    init(connection: SQLiteConnection, path: String, outputs: [String: Int64] = [:], tracksOthers: Bool = false) throws(SQLiteError) {
         self.connection = connection
         self.path = path
+        self.outputIDs = Dictionary(outputs.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+        self.tracksOthers = tracksOthers
         countRows = try connection.prepare("""
             SELECT (SELECT count(*) FROM point_events) + (SELECT count(*) FROM span_events) + (SELECT count(*) FROM aggregate_events)
             """)
@@ -48,13 +58,22 @@ final class Pruner {
         let name: String
         let time: String
         let droppable: String
-        let events: String
+        /// The column that says how many events a row stands for, if not one.
+        var eventsColumn: String? = nil
+
+        var events: String { events(of: nil) }
+
+        /// The aggregate that counts the events of the selected rows (`alias` qualifies the column).
+        func events(of alias: String?) -> String {
+            guard let eventsColumn else { return "count(*)" }
+            return "sum(\(alias.map { $0 + "." } ?? "")\(eventsColumn))"
+        }
     }
 
-    private static let tables = [
-        PrunedTable(name: "point_events", time: "timestamp_ms", droppable: "1", events: "count(*)"),
-        PrunedTable(name: "span_events", time: "start_ms", droppable: "end_ms IS NOT NULL", events: "count(*)"),
-        PrunedTable(name: "aggregate_events", time: "start_ms", droppable: "end_ms IS NOT NULL", events: "sum(count)"),
+    private static let tables: [(RecordKind, PrunedTable)] = [
+        (.point, PrunedTable(name: "point_events", time: "timestamp_ms", droppable: "1")),
+        (.span, PrunedTable(name: "span_events", time: "start_ms", droppable: "end_ms IS NOT NULL")),
+        (.aggregate, PrunedTable(name: "aggregate_events", time: "start_ms", droppable: "end_ms IS NOT NULL", eventsColumn: "count")),
     ]
 
     /// Bytes of the database file plus its write-ahead log, and the part of the file in use.
@@ -69,6 +88,8 @@ final class Pruner {
         var droppedByAge = 0
         var droppedForRows = 0
         var droppedForBytes = 0
+        /// Events dropped before an output had them, by output id (one event may count for several).
+        var byOutput: [String: Int] = [:]
         var total: Int { droppedByAge + droppedForRows + droppedForBytes }
     }
 
@@ -77,9 +98,12 @@ final class Pruner {
     func inFlightEvents(_ batches: Set<Int64>) throws(SQLiteError) -> Int {
         guard !batches.isEmpty else { return 0 }
         let list = batches.map(String.init).joined(separator: ",")
+        // Another output's batch is counted by its deliveries: an event in two batches counts
+        // twice, which only ever keeps more.
         return Int(try connection.scalarInt("""
             SELECT (SELECT count(*) FROM point_events WHERE batch_id IN (\(list))) + (SELECT count(*) FROM span_events WHERE batch_id IN (\(list)))
                  + (SELECT count(*) FROM aggregate_events WHERE batch_id IN (\(list)))
+                 + (SELECT count(*) FROM deliveries WHERE batch IN (\(list)))
             """))
     }
 
@@ -89,12 +113,13 @@ final class Pruner {
     func enforce(_ limits: StorageLimits, ageCutoff: Int64?, inFlight: Int = 0, storedEvents: inout Int) throws(SQLiteError) -> Outcome {
         var outcome = Outcome()
         if let cutoff = ageCutoff {
-            outcome.droppedByAge = try dropOlder(than: cutoff)
+            outcome.droppedByAge = try dropOlder(than: cutoff, counting: &outcome.byOutput)
             storedEvents -= outcome.droppedByAge
         }
 
         if storedEvents - inFlight > limits.maxRows {
-            outcome.droppedForRows = try dropOldest(storedEvents - inFlight - limits.maxRows, prioritised: !limits.priorities.isEmpty)
+            outcome.droppedForRows = try dropOldest(storedEvents - inFlight - limits.maxRows, prioritised: !limits.priorities.isEmpty,
+                                                    counting: &outcome.byOutput)
             storedEvents -= outcome.droppedForRows
         }
 
@@ -104,36 +129,45 @@ final class Pruner {
             let perRow = max(64, used / Int64(storedEvents))
             let excess = total - Int64(limits.maxBytes) * 9 / 10
             let rows = min(storedEvents, Int((excess + perRow - 1) / perRow))
-            outcome.droppedForBytes = try dropOldest(rows, prioritised: !limits.priorities.isEmpty)
+            outcome.droppedForBytes = try dropOldest(rows, prioritised: !limits.priorities.isEmpty, counting: &outcome.byOutput)
             storedEvents -= outcome.droppedForBytes
         }
         return outcome
     }
 
     /// Drops every row older than `cutoff` (not in a batch; spans and aggregates: closed), counting by name.
-    private func dropOlder(than cutoff: Int64) throws(SQLiteError) -> Int {
+    private func dropOlder(than cutoff: Int64, counting byOutput: inout [String: Int]) throws(SQLiteError) -> Int {
         var dropped = 0
-        for table in Self.tables {
-            dropped += try dropRows(table, selection: """
-                SELECT id FROM \(table.name) WHERE batch_id IS NULL AND \(table.droppable) AND \(table.time) < \(cutoff)
-                """)
+        for (kind, table) in Self.tables {
+            dropped += try dropRows(table, kind: kind, selection: """
+                SELECT id FROM \(table.name) WHERE \(notInBatch(table, kind)) AND \(table.time) < \(cutoff)
+                """, counting: &byOutput)
         }
         return dropped
     }
 
+    /// Not in a batch of the collector's (`batch_id` NULL, or 0: the collector is done with it)
+    /// nor of another output's, and droppable.
+    private func notInBatch(_ table: PrunedTable, _ kind: RecordKind) -> String {
+        let others = tracksOthers
+            ? " AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.kind = \(kind.code) AND d.row = \(table.name).id AND d.batch IS NOT NULL)"
+            : ""
+        return "(batch_id IS NULL OR batch_id = 0) AND \(table.droppable)\(others)"
+    }
+
     /// Drops the `count` oldest rows across the tables (by priority, then age).
-    private func dropOldest(_ count: Int, prioritised: Bool) throws(SQLiteError) -> Int {
+    private func dropOldest(_ count: Int, prioritised: Bool, counting byOutput: inout [String: Int]) throws(SQLiteError) -> Int {
         guard count > 0 else { return 0 }
         let order = prioritised ? "priority, id" : "id"
-        func selection(_ table: PrunedTable, limit: Int) -> String {
-            "SELECT id FROM \(table.name) WHERE batch_id IS NULL AND \(table.droppable) ORDER BY \(order) LIMIT \(limit)"
+        func selection(_ table: PrunedTable, _ kind: RecordKind, limit: Int) -> String {
+            "SELECT id FROM \(table.name) WHERE \(notInBatch(table, kind)) ORDER BY \(order) LIMIT \(limit)"
         }
         // Take up to `count` candidates from each table, merge them by (priority, time), and see
         // how many the merge takes from each: those are prefixes of each table's order.
         var candidates: [(priority: Int64, time: Int64, table: Int)] = []
-        for (index, table) in Self.tables.enumerated() {
+        for (index, (kind, table)) in Self.tables.enumerated() {
             candidates += try connection.prepare("""
-                SELECT priority, \(table.time) FROM \(table.name) WHERE id IN (\(selection(table, limit: count))) ORDER BY \(order)
+                SELECT priority, \(table.time) FROM \(table.name) WHERE id IN (\(selection(table, kind, limit: count))) ORDER BY \(order)
                 """).collect { ($0.int64(at: 0), $0.int64(at: 1), index) }
         }
         // Stable: within a table, the order above.
@@ -141,16 +175,17 @@ final class Pruner {
             .sorted { ($0.element.priority, $0.element.time, $0.offset) < ($1.element.priority, $1.element.time, $1.offset) }
             .prefix(count)
         var dropped = 0
-        for (index, table) in Self.tables.enumerated() {
+        for (index, (kind, table)) in Self.tables.enumerated() {
             let fromTable = taken.count { $0.element.table == index }
-            if fromTable > 0 { dropped += try dropRows(table, selection: selection(table, limit: fromTable)) }
+            if fromTable > 0 { dropped += try dropRows(table, kind: kind, selection: selection(table, kind, limit: fromTable), counting: &byOutput) }
         }
         return dropped
     }
 
     /// Counts the events of the selected rows by name into `pruned_counts`, then deletes them.
     /// Returns how many rows.
-    private func dropRows(_ table: PrunedTable, selection: String) throws(SQLiteError) -> Int {
+    private func dropRows(_ table: PrunedTable, kind: RecordKind, selection: String,
+                          counting byOutput: inout [String: Int]) throws(SQLiteError) -> Int {
         let counts = try connection.prepare("""
             SELECT name, count(*), \(table.events) FROM \(table.name) WHERE id IN (\(selection)) GROUP BY name
             """).collect { ($0.text(at: 0) ?? "", $0.int64(at: 1), $0.int64(at: 2)) }
@@ -159,6 +194,22 @@ final class Pruner {
             try addCount.bind(name, at: 1)
             try addCount.bind(events, at: 2)
             try addCount.run()
+        }
+        // Who loses them: the collector, unless it was done with them (batch_id 0), and every
+        // output still owed them; those debts go with the rows.
+        let forCollector = try connection.scalarInt("""
+            SELECT coalesce(\(table.events), 0) FROM \(table.name)
+            WHERE id IN (\(selection)) AND batch_id IS NULL
+            """)
+        if forCollector > 0 { byOutput[Configuration.collectorOutputID, default: 0] += Int(forCollector) }
+        if tracksOthers {
+            let owed = try connection.prepare("""
+                SELECT d.output, \(table.events(of: "e"))
+                FROM deliveries d JOIN \(table.name) e ON e.id = d.row
+                WHERE d.kind = \(kind.code) AND d.row IN (\(selection)) GROUP BY d.output
+                """).collect { ($0.int64(at: 0), $0.int64(at: 1)) }
+            for (output, events) in owed { byOutput[outputIDs[output] ?? "output \(output)", default: 0] += Int(events) }
+            try connection.execute("DELETE FROM deliveries WHERE kind = \(kind.code) AND row IN (\(selection))")
         }
         try connection.execute("DELETE FROM \(table.name) WHERE id IN (\(selection))")
         return counts.reduce(0) { $0 + Int($1.1) }

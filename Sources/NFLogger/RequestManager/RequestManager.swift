@@ -10,14 +10,17 @@ import NFLogSupport
 /// is written in one SQLite transaction, and the completions run after the commit. Concurrent
 /// calls therefore coalesce into few transactions, and no SQLite call ever runs on the app's thread.
 final class RequestManager: @unchecked Sendable {
-    // @unchecked: `database`, `uploader` and `spare` are touched only on `queue`; all other
+    // @unchecked: `database`, `uploaders` and `spare` are touched only on `queue`; all other
     // state is immutable or inside the `pending` lock.
     private let queue: DispatchQueue
     private let pending: Lock<PendingState>
     private let database: DatabaseManager
     private let completions: CompletionDispatcher
-    /// `nil` when no upload URL is configured: events then stay on the device.
-    private let uploader: Uploader?
+    /// One per durable output: the collector's first when an upload URL is configured, then
+    /// those of ``Configuration/outputs``. None: events stay on the device.
+    private let uploaders: [Uploader]
+    /// Handed each recorded event they match after its write commits.
+    private let bestEffort: BestEffortOutputs
     private let maxPendingEvents: Int
     private let maxPendingBytes: Int
     /// The drained buffer, kept for reuse so the next burst does not regrow an array.
@@ -69,14 +72,22 @@ final class RequestManager: @unchecked Sendable {
         self.encoder = ParameterEncoder(maxBytes: configuration.limits.maxParametersBytes)
         self.pending = Lock(PendingState(sessions: sessions))
         self.clock = clock
+        var sinks: [(String, any BatchSink)] = []
         if let url = configuration.uploadURL, let appKey = configuration.appKey {
-            uploader = Uploader(queue: queue, database: database,
-                                transport: transport,
-                                url: url, appKey: appKey, settings: configuration.upload, clock: clock,
-                                logger: configuration.logger, completionQueue: completions.queue, consent: consent)
-        } else {
-            uploader = nil
+            sinks.append((Configuration.collectorOutputID, CollectorSink(transport: transport, url: url, appKey: appKey)))
         }
+        for output in configuration.outputs {
+            if let collector = output as? CollectorOutput {
+                sinks.append((collector.id, CollectorSink(transport: transport, url: collector.url, appKey: collector.appKey)))
+            } else if let durable = output as? any DurableOutput {
+                sinks.append((durable.id, DurableOutputSink(output: durable)))
+            }
+        }
+        uploaders = sinks.map { id, sink in
+            Uploader(queue: queue, database: database, sink: sink, outputID: id, settings: configuration.upload, clock: clock,
+                     logger: configuration.logger, completionQueue: completions.queue, consent: consent)
+        }
+        bestEffort = BestEffortOutputs(configuration.outputs)
         // Open (and migrate) the database now, in the background, rather than on the first event;
         // then send whatever a previous run left behind.
         queue.async {
@@ -84,7 +95,7 @@ final class RequestManager: @unchecked Sendable {
             // Rows an earlier run held follow the consent in force now (released or deleted).
             _ = self.database.write([StorageRequest]())
             self.database.enforceLimits(includingAge: true)
-            self.uploader?.start()
+            for uploader in self.uploaders { uploader.start() }
             self.scheduleMaintenance(every: Self.maintenanceInterval)
         }
     }
@@ -177,7 +188,7 @@ final class RequestManager: @unchecked Sendable {
         if scheduleDrain { queue.async { self.drain() } }
         queue.async {
             self.closeAggregates(early: true)
-            self.uploader?.suspend()
+            for uploader in self.uploaders { uploader.suspend() }
         }
     }
 
@@ -192,7 +203,7 @@ final class RequestManager: @unchecked Sendable {
             }
         }
         if scheduleDrain { queue.async { self.drain() } }
-        queue.async { self.uploader?.resume() }
+        queue.async { for uploader in self.uploaders { uploader.resume() } }
     }
 
     var currentSession: Session { pending.withLock { $0.sessions.current } }
@@ -224,7 +235,7 @@ final class RequestManager: @unchecked Sendable {
         do { try ConsentFile.save(consent, forDatabase: receipt.databaseURL) } catch {
             logger.error("the consent could not be saved; it applies until the app restarts", metadata: ["error": "\(error)"])
         }
-        uploader?.setConsent(consent)
+        for uploader in uploaders { uploader.setConsent(consent) }
         let deleted = receipt.deletedEvents
         if deleted > 0 { logger.info("consent denied: held events deleted", metadata: ["events": "\(deleted)"]) }
         if let completion = receipt.completion { completions.queue.async { completion(deleted) } }
@@ -274,10 +285,11 @@ final class RequestManager: @unchecked Sendable {
             // was still being prepared, and met a bound these events no longer occupied).
             pending.withLock { ($0.inFlightEvents, $0.inFlightBytes) = (0, 0) }
             completions.finish(batch: delivered)
+            if !bestEffort.isEmpty { bestEffort.hand(batch.lazy.map(\.request), statuses) }
             // Counts only: never a name or a parameter.
             logger.trace("wrote a transaction", metadata: ["requests": "\(batch.count)", "recorded": "\(recorded)"])
             recorded += database.takeClosedAggregates()
-            if recorded > 0 { uploader?.recorded(recorded) }
+            if recorded > 0 { for uploader in uploaders { uploader.recorded(recorded) } }
             scheduleWindowTimer()
             batch.removeAll(keepingCapacity: true)
             spare = batch
@@ -325,7 +337,7 @@ final class RequestManager: @unchecked Sendable {
     private func closeAggregates(early: Bool) {
         database.closeAggregates(early: early)
         let closed = database.takeClosedAggregates()
-        if closed > 0 { uploader?.recorded(closed) }
+        if closed > 0 { for uploader in uploaders { uploader.recorded(closed) } }
         scheduleWindowTimer()
     }
 
@@ -351,10 +363,10 @@ final class RequestManager: @unchecked Sendable {
     }
 
     /// Runs `body` on the queue after every request queued before this call has been written.
-    func afterPendingWrites(_ body: @escaping @Sendable (DatabaseManager, Uploader?) -> Void) {
+    func afterPendingWrites(_ body: @escaping @Sendable (DatabaseManager, [Uploader]) -> Void) {
         queue.async {
             self.drain()
-            body(self.database, self.uploader)
+            body(self.database, self.uploaders)
         }
     }
 
@@ -362,9 +374,15 @@ final class RequestManager: @unchecked Sendable {
     /// from the next batch and the next write on.
     func apply(_ policy: Policy?) {
         queue.async {
-            self.uploader?.apply(policy?.upload)
+            let disabled = policy?.disabledOutputs ?? []
+            for uploader in self.uploaders {
+                uploader.apply(policy?.upload)
+                uploader.setEnabled(!disabled.contains(uploader.outputID))
+            }
             self.database.limits = StorageLimits(self.configurationLimits, policy: policy)
             self.database.aggregateRules = policy?.aggregates ?? []
+            self.database.disabledOutputs = disabled
+            self.bestEffort.disabled = disabled
         }
     }
 
@@ -388,32 +406,46 @@ final class RequestManager: @unchecked Sendable {
         maintenanceTimer = timer
     }
 
-    /// Writes what is queued, then uploads everything stored.
+    /// Writes what is queued, then delivers everything stored to every enabled durable output,
+    /// and reports once each has finished (see ``FlushResult/outputs``).
     func flush(completion: @escaping @Sendable (FlushResult) -> Void) {
-        afterPendingWrites { [completions] database, uploader in
+        afterPendingWrites { [completions] database, uploaders in
             // An aggregate open a second or more goes with this flush.
             self.closeAggregates(early: true)
-            guard let uploader else {
+            let enabled = uploaders.filter(\.isEnabled)
+            guard !enabled.isEmpty else {
                 let remaining = (try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.waitingCount() }) ?? 0
-                completions.queue.async { completion(FlushResult(uploadedEvents: 0, remainingEvents: remaining, quarantinedEvents: 0, error: .notConfigured)) }
+                let error: UploadError = uploaders.isEmpty ? .notConfigured : .outputDisabled
+                completions.queue.async { completion(FlushResult(uploadedEvents: 0, remainingEvents: remaining, quarantinedEvents: 0, error: error)) }
                 return
             }
-            uploader.flush(completion)
+            if enabled.count == 1, uploaders.count == 1 { return enabled[0].flush(completion) }
+            let results = FlushCollector(outputs: enabled.map(\.outputID), completion: completion)
+            for uploader in enabled {
+                let id = uploader.outputID
+                uploader.flush { results.finished(id, $0) }
+            }
         }
     }
 
     /// Refuses new requests, writes what is queued, closes the database, then calls `completion`.
     func close(completion: @escaping @Sendable () -> Void) {
         pending.withLock { $0.closed = true }
-        afterPendingWrites { database, uploader in
+        afterPendingWrites { database, _ in
             self.closeAggregates(early: true)
             self.maintenanceTimer?.cancel()
             self.windowTimer?.cancel()
-            uploader?.close()
+            for uploader in self.uploaders { uploader.close() }
             database.close()
             completion()
         }
     }
 
     var pendingCount: Int { pending.withLock { $0.eventCount } }
+
+    /// On the queue: each best-effort output's id, whether the policy disabled it, and how many
+    /// events it was handed.
+    var bestEffortHanded: @Sendable () -> [(id: String, enabled: Bool, handed: Int)] {
+        { [bestEffort] in bestEffort.ids.map { ($0, !bestEffort.disabled.contains($0), bestEffort.handed[$0] ?? 0) } }
+    }
 }

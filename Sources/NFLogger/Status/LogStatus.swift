@@ -60,6 +60,10 @@ public enum FilterReason: Sendable, Equatable, CustomStringConvertible {
     case sdkBelowMinimumVersion
     /// The user denied consent (``NFLogger/consent`` is ``Consent/denied``).
     case consentDenied
+    /// No enabled durable output takes the event's name (``Configuration/outputs``,
+    /// ``Configuration/collectorPattern``, the policy's `outputs.disabled`): nothing keeps it.
+    /// Best-effort outputs that match are still handed it.
+    case noOutput
 
     public var description: String {
         switch self {
@@ -69,6 +73,7 @@ public enum FilterReason: Sendable, Equatable, CustomStringConvertible {
         case .insidePrivacyZone: "inside a privacy zone"
         case .sdkBelowMinimumVersion: "the policy requires a newer SDK"
         case .consentDenied: "the user denied consent"
+        case .noOutput: "no enabled durable output takes this event"
         }
     }
 }

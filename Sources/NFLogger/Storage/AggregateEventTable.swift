@@ -4,8 +4,12 @@ import NFLogSupport
 /// `aggregate_events`: one row per aggregate (a name, a window, a series), opened by the first
 /// event folded into it, rewritten by every write that folds more, and uploaded like an event
 /// once closed (`end_ms` set). The ``Aggregator`` decides what to fold where; this is its SQL.
-final class AggregateEventTable: UploadableEventTable {
+final class AggregateEventTable: EventTable {
     let kind = RecordKind.aggregate
+    let tableName = "aggregate_events"
+    let uploadColumns = "e.uuid, e.session_id, e.name, e.type, e.parameters, e.start_ms, e.end_ms, NULL, NULL, 0, NULL, NULL, e.window_s, NULL"
+    let timeColumn = "start_ms"
+    let readyCondition = "end_ms IS NOT NULL"
     private let connection: SQLiteConnection
     private let cipher: ParameterCipher?
     private let insertStatement: SQLiteStatement
@@ -16,7 +20,6 @@ final class AggregateEventTable: UploadableEventTable {
     private let closeDueStatement: SQLiteStatement
     private let closeEarlyStatement: SQLiteStatement
     private let nextEndStatement: SQLiteStatement
-    let queries: EventTableQueries
 
     /// The `series` of the overflow aggregate: not a JSON object, so no dimension set can be it.
     static let overflowSeries = "*"
@@ -56,11 +59,6 @@ final class AggregateEventTable: UploadableEventTable {
             WHERE end_ms IS NULL AND opened_ms <= ?1 - ?2
             """)
         nextEndStatement = try connection.prepare("SELECT min(window_end_ms) FROM aggregate_events WHERE end_ms IS NULL")
-        // Only closed aggregates travel; an open one waits for its window to end.
-        queries = try EventTableQueries(
-            connection: connection, table: "aggregate_events",
-            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.start_ms, e.end_ms, NULL, NULL, 0, NULL, NULL, e.window_s, NULL",
-            time: "start_ms", readyCondition: "end_ms IS NOT NULL")
     }
 
     /// Where a series of one name and window stands in the table.

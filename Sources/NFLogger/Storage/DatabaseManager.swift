@@ -20,6 +20,14 @@ final class DatabaseManager {
     private var isClosed = false
     /// The limits the Pruner enforces (configuration, then policy).
     var limits: StorageLimits
+    /// The durable outputs configured.
+    let outputs: DurableOutputSet
+    /// The outputs the policy switched off (`outputs.disabled`): they keep nothing new.
+    var disabledOutputs: Set<String> = [] {
+        didSet { if disabledOutputs != oldValue { router = outputs.router(numbers: open?.outputNumbers ?? [:], disabled: disabledOutputs) } }
+    }
+    /// Which outputs take each event; `nil` while every event simply goes to the collector.
+    private(set) var router: OutputRouter?
     /// Upload batches on the network right now (the Uploader keeps this up to date, on the same
     /// queue): the only rows the Pruner must not touch.
     var inFlightBatches: Set<Int64> = []
@@ -27,6 +35,8 @@ final class DatabaseManager {
     private let limitEnforcer: LimitEnforcer
     /// Totals since this manager started, for diagnostics.
     var prunedEvents: Int { limitEnforcer.prunedEvents }
+    /// What was pruned before each output had it, by output id, since the logger started.
+    var prunedByOutput: [String: Int] { limitEnforcer.prunedByOutput }
     /// Events held while consent was pending and deleted when it was denied, since the logger started.
     var consentDeletedEvents: Int { writer.consentDeletedEvents }
     /// A consent change has yet to reach the held rows (its transaction failed).
@@ -45,12 +55,15 @@ final class DatabaseManager {
     private let owner: QueueOwner
 
     init(owner: QueueOwner, path: String, busyTimeoutMilliseconds: Int32, properties: StandardProperties, limits: StorageLimits,
-         consent: Consent = .granted, cipher: ParameterCipher? = nil, clock: any EventClock = SystemEventClock(),
+         consent: Consent = .granted, cipher: ParameterCipher? = nil, outputs: DurableOutputSet = .collectorOnly,
+         clock: any EventClock = SystemEventClock(),
          logger: Logger = Logger(label: "nflogger", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.owner = owner
         self.file = DatabaseFile(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cipher: cipher)
         self.logger = logger
         self.limits = limits
+        self.outputs = outputs
+        self.router = outputs.router(numbers: [:], disabled: [])
         self.clock = clock
         let limitEnforcer = LimitEnforcer(owner: owner)
         self.limitEnforcer = limitEnforcer
@@ -98,7 +111,8 @@ final class DatabaseManager {
 
     private func openFile() throws(SQLiteError) -> OpenDatabase {
         let connection = try file.open(maxBytes: limits.maxBytes)
-        let opened = try OpenDatabase(connection: connection, path: file.path, cipher: file.cipher, logger: logger)
+        let opened = try OpenDatabase(connection: connection, path: file.path, cipher: file.cipher, outputs: outputs, logger: logger)
+        router = outputs.router(numbers: opened.outputNumbers, disabled: disabledOutputs)
         try connection.transaction { () throws(SQLiteError) in
             let registry = LiveProcessRegistry(connection: connection)
             let departed = try registry.departedEpochs()
@@ -166,7 +180,7 @@ final class DatabaseManager {
         owner.check()
         do throws(SQLiteError) {
             let db = try openDatabase()
-            let statuses = try writer.write(requests, to: db, limits: limits, now: clock.wallMilliseconds())
+            let statuses = try writer.write(requests, to: db, limits: limits, router: router, now: clock.wallMilliseconds())
             lastError = nil
             enforceLimits(db, now: clock.wallMilliseconds(), includingAge: false)
             return statuses
@@ -225,19 +239,23 @@ final class DatabaseManager {
     /// When the next open aggregate closes by time, if this process knows of one.
     var nextAggregateClose: Int64? { writer.aggregator.nextWindowEnd }
 
-    /// Runs `body` with the outbox inside one transaction. On failure everything is rolled back
-    /// and the error is remembered, as for writes.
-    func withOutbox<T>(_ body: (Outbox) throws(SQLiteError) -> T) throws(StorageError) -> T {
+    /// Runs `body` with an output's outbox (the collector's unless `output` names another) inside
+    /// one transaction. On failure everything is rolled back and the error is remembered, as for
+    /// writes.
+    func withOutbox<T>(_ output: String = Configuration.collectorOutputID,
+                       _ body: (Outbox) throws(SQLiteError) -> T) throws(StorageError) -> T {
         owner.check()
         do throws(SQLiteError) {
             let db = try openDatabase()
-            return try db.connection.transaction { () throws(SQLiteError) -> T in try body(db.outbox) }
+            if let outbox = db.outboxes[output] { return try db.connection.transaction { () throws(SQLiteError) -> T in try body(outbox) } }
         } catch {
             writer.forgetUncommittedRowIDs()
             lastError = StorageError(error)
             if error.primaryCode != 5 /* SQLITE_BUSY */ { dropConnection() }
             throw StorageError(error)
         }
+        // Every configured output has one from the open on: this is not the file's fault.
+        throw StorageError(SQLiteError(code: 1, message: "no durable output \(output) is configured"))
     }
 
     /// Keeps the limits (see ``LimitEnforcer/enforce(_:on:inFlight:now:includingAge:)``). A

@@ -10,6 +10,7 @@ import NFLogSupport
 /// Runs inside its caller's transaction on the RequestManager's queue, like the Outbox.
 final class EventQuarantine {
     private let tables: EventTableFactory
+    private let connection: SQLiteConnection
     private let insertRow: SQLiteStatement
     private let countDistinct: SQLiteStatement
     /// Seals what goes into quarantine.
@@ -18,23 +19,24 @@ final class EventQuarantine {
 
     init(connection: SQLiteConnection, tables: EventTableFactory, cipher: ParameterCipher?, logger: Logger) throws(SQLiteError) {
         self.tables = tables
+        self.connection = connection
         self.cipher = cipher
         self.logger = logger
         insertRow = try connection.prepare("""
-            INSERT INTO quarantined_events (uuid, kind, name, payload, http_status, reason, quarantined_ms)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO quarantined_events (uuid, kind, name, payload, http_status, reason, quarantined_ms, output)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)
         countDistinct = try connection.prepare("SELECT count(DISTINCT uuid) FROM quarantined_events")
     }
 
-    /// The collector refused `event` (sent as `json`) for good: it moves from its table here.
-    func setAside(refused event: StoredEvent, json: [UInt8], status: Int, reason: String, now: Int64) throws(SQLiteError) {
+    /// An output (the collector when `output` is `nil`) refused `event` (sent as `json`) for good:
+    /// a copy is kept here; the caller's ``OutputLane`` takes it out of that output's queue.
+    func setAside(refused event: StoredEvent, json: [UInt8], status: Int, reason: String, output: String?, now: Int64) throws(SQLiteError) {
         if let cipher {
-            try insert(event, .blob(try Self.seal(json, id: event.id, cipher: cipher)), status: status, reason: reason, now: now)
+            try insert(event, .blob(try Self.seal(json, id: event.id, cipher: cipher)), status: status, reason: reason, output: output, now: now)
         } else {
-            try insert(event, .text(json), status: status, reason: reason, now: now)
+            try insert(event, .text(json), status: status, reason: reason, output: output, now: now)
         }
-        try tables.table(for: event.kind).delete(rowID: event.rowID)
     }
 
     /// `event`'s stored parameters do not open: each column moves here as it was stored (one row
@@ -47,9 +49,11 @@ final class EventQuarantine {
         for (column, stored) in columns {
             guard let stored else { continue }
             let payload = stored.first == ParameterCipher.format ? stored : try Self.seal(stored, id: event.id, cipher: cipher)
-            try insert(event, .blob(payload), status: 0, reason: "on the device: \(column): \(error)", now: now)
+            try insert(event, .blob(payload), status: 0, reason: "on the device: \(column): \(error)", output: nil, now: now)
         }
-        try tables.table(for: event.kind).delete(rowID: event.rowID)
+        // No output can read it: it leaves its table and every output's queue.
+        try connection.execute("DELETE FROM \(tables.table(for: event.kind).tableName) WHERE id = \(event.rowID)")
+        try connection.execute("DELETE FROM deliveries WHERE kind = \(event.kind.code) AND row = \(event.rowID)")
     }
 
     /// How many events are in quarantine.
@@ -69,7 +73,7 @@ final class EventQuarantine {
         case blob([UInt8])
     }
 
-    private func insert(_ event: StoredEvent, _ payload: Payload, status: Int, reason: String, now: Int64) throws(SQLiteError) {
+    private func insert(_ event: StoredEvent, _ payload: Payload, status: Int, reason: String, output: String?, now: Int64) throws(SQLiteError) {
         try insertRow.bind(event.id, at: 1)
         try insertRow.bind(event.kind.rawValue, at: 2)
         try insertRow.bind(event.name, at: 3)
@@ -80,6 +84,7 @@ final class EventQuarantine {
         try insertRow.bind(Int64(status), at: 5)
         try insertRow.bind(reason, at: 6)
         try insertRow.bind(now, at: 7)
+        if let output { try insertRow.bind(output, at: 8) } else { try insertRow.bindNull(at: 8) }
         try insertRow.run()
     }
 }

@@ -21,6 +21,15 @@ enum RecordKind: String, Sendable {
         }
     }
 
+    /// How `deliveries.kind` names the table of a record.
+    var code: Int64 {
+        switch self {
+        case .point: 0
+        case .span: 1
+        case .aggregate: 2
+        }
+    }
+
     /// Among records of the same time, the order a batch lists them in.
     var order: Int {
         switch self {

@@ -3,31 +3,21 @@ import NFLogSupport
 
 /// The storage of one kind of record. ``EventTableFactory`` hands out the right one for a kind.
 ///
-/// Rows move through three states: recorded (no `batch_id`), assigned to an upload batch, and
-/// deleted once the collector confirmed that batch. How rows get there is each table's own
-/// (events are inserted, aggregates are folded into).
+/// A table says how its rows are read for delivery (``uploadColumns``, ``timeColumn``,
+/// ``readyCondition``); each durable output's ``OutputLane`` over it does the queueing. How rows
+/// get there is each table's own (events are inserted, aggregates are folded into).
 protocol EventTable: AnyObject {
     var kind: RecordKind { get }
+    /// The table's name in SQL.
+    var tableName: String { get }
+    /// The columns a delivery reads, after `id` (see `storedEvent(kind:)`), on the alias `e`.
+    var uploadColumns: String { get }
+    /// The column that orders and ages its rows.
+    var timeColumn: String { get }
+    /// What makes a row ready besides being in no batch (spans and aggregates: ended), or "".
+    var readyCondition: String { get }
     /// How many records of this kind are stored.
     func count() throws(SQLiteError) -> Int
-
-    /// The context and time of the oldest row ready for upload (not in a batch; spans: ended).
-    func oldestReady() throws(SQLiteError) -> (contextRowID: Int64, timestamp: Int64)?
-    /// The oldest rows ready for upload whose session belongs to this context, oldest first.
-    func ready(contextRowID: Int64, limit: Int) throws(SQLiteError) -> [StoredEvent]
-    /// How many rows wait for upload: ready, or in an upload batch not yet confirmed.
-    func waitingCount() throws(SQLiteError) -> Int
-    /// The rows of an upload batch.
-    func rows(inBatch batchRowID: Int64) throws(SQLiteError) -> [StoredEvent]
-    /// Puts the first `count` rows that ``ready(contextRowID:limit:)`` returns into an upload batch,
-    /// in one statement (the same query, in the same transaction, so the same rows).
-    func assignReady(contextRowID: Int64, count: Int, toBatch batchRowID: Int64) throws(SQLiteError)
-    /// Takes every row out of a batch again (the batch is being split).
-    func release(batch batchRowID: Int64) throws(SQLiteError)
-    /// Deletes the rows of a batch the collector confirmed. Returns how many.
-    func deleteRows(inBatch batchRowID: Int64) throws(SQLiteError) -> Int
-    /// Deletes one row (it was quarantined).
-    func delete(rowID: Int64) throws(SQLiteError)
 }
 
 extension SQLiteStatement {
@@ -79,99 +69,3 @@ extension SQLiteStatement {
     }
 }
 
-/// The SQL that differs between the event tables, so the upload queries are written once.
-struct EventTableQueries {
-    let waitingCount: SQLiteStatement
-    let oldestReady: SQLiteStatement
-    let ready: SQLiteStatement
-    let inBatch: SQLiteStatement
-    let assign: SQLiteStatement
-    let release: SQLiteStatement
-    let deleteBatch: SQLiteStatement
-    let deleteRow: SQLiteStatement
-
-    /// - Parameters:
-    ///   - columns: the columns an upload reads, after `id` (see `storedEvent(kind:)`).
-    ///   - readyCondition: what makes a row ready besides having no batch (spans: `end_ms IS NOT NULL`).
-    init(connection: SQLiteConnection, table: String, columns: String, time: String, readyCondition: String) throws(SQLiteError) {
-        // Held rows (consent pending) are never ready, even if a denial failed to delete them.
-        let ready = "e.batch_id IS NULL AND e.held = 0\(readyCondition.isEmpty ? "" : " AND e.\(readyCondition)")"
-        // Ready or batched: every row, unless readiness needs more than having no batch. A bare
-        // count(*) reads no row's columns (a diagnostics call stays ~1.5 ms at 100,000 rows,
-        // where testing batch_id row by row took ~6 ms).
-        // Held rows (consent pending) are not waiting for upload: counted through their partial
-        // index and taken off, so the bare count(*) stays.
-        waitingCount = try connection.prepare(readyCondition.isEmpty
-            ? "SELECT (SELECT count(*) FROM \(table)) - (SELECT count(*) FROM \(table) WHERE held = 1)"
-            : "SELECT count(*) FROM \(table) e WHERE (e.batch_id IS NOT NULL OR e.\(readyCondition)) AND e.held = 0")
-        oldestReady = try connection.prepare("""
-            SELECT s.context_id, e.\(time) FROM \(table) e JOIN sessions s ON s.id = e.session_id
-            WHERE \(ready) ORDER BY e.id LIMIT 1
-            """)
-        self.ready = try connection.prepare("""
-            SELECT e.id, \(columns) FROM \(table) e JOIN sessions s ON s.id = e.session_id
-            WHERE \(ready) AND s.context_id = ? ORDER BY e.id LIMIT ?
-            """)
-        inBatch = try connection.prepare("SELECT e.id, \(columns) FROM \(table) e WHERE e.batch_id = ? ORDER BY e.id")
-        assign = try connection.prepare("""
-            UPDATE \(table) SET batch_id = ?1 WHERE id IN (
-                SELECT e.id FROM \(table) e JOIN sessions s ON s.id = e.session_id
-                WHERE \(ready) AND s.context_id = ?2 ORDER BY e.id LIMIT ?3)
-            """)
-        release = try connection.prepare("UPDATE \(table) SET batch_id = NULL WHERE batch_id = ?")
-        deleteBatch = try connection.prepare("DELETE FROM \(table) WHERE batch_id = ?")
-        deleteRow = try connection.prepare("DELETE FROM \(table) WHERE id = ?")
-    }
-}
-
-/// The upload half of ``EventTable``, shared by both tables through ``EventTableQueries``.
-protocol UploadableEventTable: EventTable {
-    var queries: EventTableQueries { get }
-}
-
-extension UploadableEventTable {
-    func oldestReady() throws(SQLiteError) -> (contextRowID: Int64, timestamp: Int64)? {
-        let statement = queries.oldestReady
-        return try statement.collect { ($0.int64(at: 0), $0.int64(at: 1)) }.first
-    }
-
-    func ready(contextRowID: Int64, limit: Int) throws(SQLiteError) -> [StoredEvent] {
-        let statement = queries.ready
-        try statement.bind(contextRowID, at: 1)
-        try statement.bind(Int64(limit), at: 2)
-        return try statement.collect { $0.storedEvent(kind: kind) }
-    }
-
-    func waitingCount() throws(SQLiteError) -> Int {
-        Int(try queries.waitingCount.collect { $0.int64(at: 0) }.first ?? 0)
-    }
-
-    func rows(inBatch batchRowID: Int64) throws(SQLiteError) -> [StoredEvent] {
-        try queries.inBatch.bind(batchRowID, at: 1)
-        return try queries.inBatch.collect { $0.storedEvent(kind: kind) }
-    }
-
-    func assignReady(contextRowID: Int64, count: Int, toBatch batchRowID: Int64) throws(SQLiteError) {
-        guard count > 0 else { return }
-        try queries.assign.bind(batchRowID, at: 1)
-        try queries.assign.bind(contextRowID, at: 2)
-        try queries.assign.bind(Int64(count), at: 3)
-        try queries.assign.run()
-    }
-
-    func release(batch batchRowID: Int64) throws(SQLiteError) {
-        try queries.release.bind(batchRowID, at: 1)
-        try queries.release.run()
-    }
-
-    func deleteRows(inBatch batchRowID: Int64) throws(SQLiteError) -> Int {
-        try queries.deleteBatch.bind(batchRowID, at: 1)
-        try queries.deleteBatch.run()
-        return queries.deleteBatch.changes
-    }
-
-    func delete(rowID: Int64) throws(SQLiteError) {
-        try queries.deleteRow.bind(rowID, at: 1)
-        try queries.deleteRow.run()
-    }
-}

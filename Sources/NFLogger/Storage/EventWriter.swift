@@ -46,7 +46,7 @@ final class EventWriter {
     /// by `now` closed, in the same transaction. Throws, having written nothing, when the
     /// transaction fails.
     func write(_ requests: some Collection<StorageRequest>, to db: OpenDatabase,
-               limits: StorageLimits, now: Int64) throws(SQLiteError) -> [LogStatus] {
+               limits: StorageLimits, router: OutputRouter? = nil, now: Int64) throws(SQLiteError) -> [LogStatus] {
         owner.check()
         var statuses: [LogStatus] = []
         statuses.reserveCapacity(requests.count)
@@ -57,7 +57,7 @@ final class EventWriter {
                 try aggregator.beginTransaction(db)
                 for (consent, receipt) in owed { uncommittedDeletions.append((receipt, try reconcile(consent, db))) }
                 for request in requests {
-                    statuses.append(try apply(request, db, limits, now: now))
+                    statuses.append(try apply(request, db, limits, router, now: now))
                 }
                 try aggregator.persist(db)
                 try aggregator.closeDue(now: now, db: db)
@@ -103,9 +103,13 @@ final class EventWriter {
         aggregator.forget()
     }
 
-    private func apply(_ request: StorageRequest, _ db: OpenDatabase, _ limits: StorageLimits, now: Int64) throws(SQLiteError) -> LogStatus {
+    private func apply(_ request: StorageRequest, _ db: OpenDatabase, _ limits: StorageLimits, _ router: OutputRouter?,
+                       now: Int64) throws(SQLiteError) -> LogStatus {
         switch request {
         case .event(var event):
+            // With outputs routed by pattern, an event no enabled durable output takes is not stored.
+            let route = router?.route(for: event.draft.name)
+            if route?.isEmpty == true { return .filtered(.noOutput) }
             // Logged while consent was pending: held if it still is, released if it was granted
             // meanwhile, and never written if it was denied meanwhile.
             if event.draft.loggedWhilePending {
@@ -118,15 +122,22 @@ final class EventWriter {
             case .point: try db.tables.points.insert(event, sessionRowID: session, priority: priority)
             case .span: try db.tables.spans.insert(event, sessionRowID: session, priority: priority)
             }
+            if let route {
+                try db.deliveries.route(kind: RecordKind(event.draft.kind), row: db.connection.lastInsertRowID,
+                                        collector: route.collector, outputs: route.outputs)
+            }
             limitEnforcer.countInserted()
             return .recorded(event.id)
         case .fold(let fold, let session):
             // Consent as for an event: a held event folds into a held aggregate of its own.
             if fold.loggedWhilePending && consent == .denied { return .filtered(.consentDenied) }
+            let route = router?.route(for: fold.name)
+            if route?.isEmpty == true { return .filtered(.noOutput) }
             let held = fold.loggedWhilePending && consent == .pending
             let sessionRowID = try sessionRowID(session, db)
             let priority = limits.priorities.isEmpty ? 0 : limits.priority(for: fold.name)
-            return .recorded(try aggregator.fold(fold, held: held, sessionRowID: sessionRowID, priority: priority, now: now, db: db))
+            return .recorded(try aggregator.fold(fold, held: held, sessionRowID: sessionRowID, priority: priority, route: route,
+                                                 now: now, db: db))
         case .endSpan(let end):
             // An end logged while pending holds its span (start included) until consent is given.
             if end.loggedWhilePending && consent == .denied { return .filtered(.consentDenied) }
@@ -134,7 +145,7 @@ final class EventWriter {
             // should the app crash before the end).
             if !aggregator.rules.isEmpty, case .success(let span) = try db.tables.spans.find(end),
                let rule = aggregator.rules.rule(for: span.name) {
-                return try foldSpan(span, end, rule, db, limits, now: now)
+                return try foldSpan(span, end, rule, db, limits, router, now: now)
             }
             switch try db.tables.spans.end(end, held: end.loggedWhilePending && consent == .pending) {
             case .ended: return .recorded(end.id)
@@ -158,7 +169,7 @@ final class EventWriter {
     /// parameters (the end's win on a shared key), then deletes its row. Start parameters that no
     /// longer open (a file altered, another key) are left out; the duration still folds.
     private func foldSpan(_ span: SpanEventTable.OpenSpan, _ end: SpanEnd, _ rule: AggregateRule, _ db: OpenDatabase,
-                          _ limits: StorageLimits, now: Int64) throws(SQLiteError) -> LogStatus {
+                          _ limits: StorageLimits, _ router: OutputRouter?, now: Int64) throws(SQLiteError) -> LogStatus {
         var parameters: LogParameters = [:]
         let start = try? db.tables.spans.openParameters(span.parameters, id: end.id, slot: .parameters)
         for json in [start ?? nil, end.parameters] {
@@ -176,8 +187,11 @@ final class EventWriter {
         }
         let held = span.held || (end.loggedWhilePending && consent == .pending)
         let priority = limits.priorities.isEmpty ? 0 : limits.priority(for: span.name)
-        let id = try aggregator.fold(fold, held: held, sessionRowID: span.sessionRowID, priority: priority, now: now, db: db)
-        try db.tables.spans.delete(rowID: span.rowID)
+        // The span was stored for the outputs that take its name; its aggregate goes to those that take that.
+        let id = try aggregator.fold(fold, held: held, sessionRowID: span.sessionRowID, priority: priority,
+                                     route: router?.route(for: span.name), now: now, db: db)
+        try db.connection.execute("DELETE FROM span_events WHERE id = \(span.rowID)")
+        try db.deliveries.forget(kind: .span, row: span.rowID)
         return .recorded(id)
     }
 
@@ -196,6 +210,11 @@ final class EventWriter {
             return 0
         case .denied:
             try aggregator.reload(db)
+            for table in db.tables.all {
+                try db.connection.execute("""
+                    DELETE FROM deliveries WHERE kind = \(table.kind.code) AND row IN (SELECT id FROM \(table.tableName) WHERE held = 1)
+                    """)
+            }
             try db.connection.execute("DELETE FROM point_events WHERE held = 1")
             var deleted = Int(db.connection.changes)
             try db.connection.execute("DELETE FROM span_events WHERE held = 1")

@@ -2,13 +2,20 @@ import Foundation
 import Logging
 import NFLogSupport
 
-/// Forms upload batches from both event tables and settles them: delivered (delete), split
-/// (release the rows), or refused (quarantine the event). Each batch carries the waiting
-/// ``DiagnosticRecords``; the Uploader reaches the ``EventQuarantine`` and the ``UploadHold``
-/// through it too. Every method runs inside the caller's transaction on the RequestManager's
-/// queue (``DatabaseManager/withOutbox(_:)``).
+/// Forms one durable output's batches from the event tables (through its ``OutputLane``s) and
+/// settles them: delivered (done for this output), split (release the rows), or refused
+/// (quarantine the event). The collector's batches carry the waiting ``DiagnosticRecords``; the
+/// Uploader reaches the ``EventQuarantine`` and the output's ``UploadHold`` through it too. Every
+/// method runs inside the caller's transaction on the RequestManager's queue
+/// (``DatabaseManager/withOutbox(_:_:)``).
 final class Outbox {
     private let tables: EventTableFactory
+    /// This output's queue over each table, in the order a batch lists them.
+    private let lanes: [OutputLane]
+    /// 0 for the collector at `upload_url`, which alone carries the diagnostics.
+    let output: Int64
+    /// The output's id, kept with what it quarantines.
+    private let outputID: String
     private let pendingBatch: SQLiteStatement
     private let insertBatch: SQLiteStatement
     private let deleteBatch: SQLiteStatement
@@ -19,9 +26,6 @@ final class Outbox {
     private let maxPointID: SQLiteStatement
     private let maxSpanID: SQLiteStatement
     private let maxAggregateID: SQLiteStatement
-    private let pointsUpTo: SQLiteStatement
-    private let spansUpTo: SQLiteStatement
-    private let aggregatesUpTo: SQLiteStatement
     private let batchShape: SQLiteStatement
     private let diagnostics: DiagnosticRecords
     private let quarantine: EventQuarantine
@@ -30,15 +34,20 @@ final class Outbox {
     private let cipher: ParameterCipher?
 
     init(connection: SQLiteConnection, tables: EventTableFactory, diagnostics: DiagnosticRecords, cipher: ParameterCipher?,
-         logger: Logger) throws(SQLiteError) {
+         logger: Logger, output: Int64 = 0, outputID: String = Configuration.collectorOutputID, tracksOthers: Bool = false) throws(SQLiteError) {
         self.tables = tables
+        self.output = output
+        self.outputID = outputID
+        lanes = try tables.all.map { (table) throws(SQLiteError) in
+            try OutputLane(connection: connection, table: table, output: output, tracksOthers: tracksOthers)
+        }
         self.diagnostics = diagnostics
         self.cipher = cipher
         quarantine = try EventQuarantine(connection: connection, tables: tables, cipher: cipher, logger: logger)
-        hold = try UploadHold(connection: connection)
-        pendingBatch = try connection.prepare("SELECT id, uuid, context_id, diagnostics FROM upload_batches ORDER BY id")
+        hold = try UploadHold(connection: connection, output: output)
+        pendingBatch = try connection.prepare("SELECT id, uuid, context_id, diagnostics FROM upload_batches WHERE output = \(output) ORDER BY id")
         latestContext = try connection.prepare("SELECT id FROM contexts ORDER BY id DESC LIMIT 1")
-        insertBatch = try connection.prepare("INSERT INTO upload_batches (uuid, context_id, created_ms) VALUES (?, ?, ?) RETURNING id")
+        insertBatch = try connection.prepare("INSERT INTO upload_batches (uuid, context_id, created_ms, output) VALUES (?, ?, ?, \(output)) RETURNING id")
         deleteBatch = try connection.prepare("DELETE FROM upload_batches WHERE id = ?")
         countAttempt = try connection.prepare("UPDATE upload_batches SET attempts = attempts + 1 WHERE id = ?")
         session = try connection.prepare("SELECT uuid, started_ms, ended_ms FROM sessions WHERE id = ?")
@@ -46,11 +55,6 @@ final class Outbox {
         maxPointID = try connection.prepare("SELECT coalesce(max(id), 0) FROM point_events")
         maxSpanID = try connection.prepare("SELECT coalesce(max(id), 0) FROM span_events")
         maxAggregateID = try connection.prepare("SELECT coalesce(max(id), 0) FROM aggregate_events WHERE end_ms IS NOT NULL")
-        // EXISTS, not count(*): the uploader asks after every batch, and a count walks every row
-        // below the watermark (quadratic over a large backlog, found by the benchmark).
-        pointsUpTo = try connection.prepare("SELECT EXISTS (SELECT 1 FROM point_events WHERE id <= ?)")
-        spansUpTo = try connection.prepare("SELECT EXISTS (SELECT 1 FROM span_events WHERE id <= ? AND end_ms IS NOT NULL)")
-        aggregatesUpTo = try connection.prepare("SELECT EXISTS (SELECT 1 FROM aggregate_events WHERE id <= ? AND end_ms IS NOT NULL)")
         batchShape = try connection.prepare("""
             SELECT uuid, (SELECT count(*) FROM point_events WHERE batch_id = ?1) + (SELECT count(*) FROM span_events WHERE batch_id = ?1)
                          + (SELECT count(*) FROM aggregate_events WHERE batch_id = ?1)
@@ -72,15 +76,19 @@ final class Outbox {
                   aggregate: try maxAggregateID.collect { $0.int64(at: 0) }.first ?? 0)
     }
 
-    /// Whether any event at or below the watermark is still on the device and ready (or in a batch).
+    /// Whether any event at or below the watermark still waits for this output, ready or in a
+    /// batch. EXISTS, not count(*): the uploader asks after every batch, and a count walks every
+    /// row below the watermark (quadratic over a large backlog, found by the benchmark).
     func hasWaiting(upTo watermark: Watermark) throws(SQLiteError) -> Bool {
-        try pointsUpTo.bind(watermark.point, at: 1)
-        try spansUpTo.bind(watermark.span, at: 1)
-        try aggregatesUpTo.bind(watermark.aggregate, at: 1)
-        let points = try pointsUpTo.collect { $0.int64(at: 0) }.first ?? 0
-        let spans = try spansUpTo.collect { $0.int64(at: 0) }.first ?? 0
-        let aggregates = try aggregatesUpTo.collect { $0.int64(at: 0) }.first ?? 0
-        return points + spans + aggregates > 0
+        for lane in lanes {
+            let limit = switch lane.kind {
+            case .point: watermark.point
+            case .span: watermark.span
+            case .aggregate: watermark.aggregate
+            }
+            if try lane.hasWaiting(upTo: limit) { return true }
+        }
+        return false
     }
 
     /// Whether `batch` is still unfinished with all its events: no prune, split or database reset
@@ -91,8 +99,6 @@ final class Outbox {
         return shape?.0 == batch.id && shape?.1 == Int64(batch.eventCount)
     }
 
-    private var eventTables: [any EventTable] { tables.all }
-
     /// The next batch to send: an unfinished one not in `excluding` (in flight) if there is one,
     /// so a batch interrupted by a failure or a crash goes again with the same id and events;
     /// otherwise a new one of the oldest ready events that share a context, within the bounds.
@@ -101,7 +107,7 @@ final class Outbox {
         let unfinished = try pendingBatch.collect { ($0.int64(at: 0), $0.uuid(at: 1), $0.int64(at: 2), $0.blob(at: 3)) }
         if let pending = unfinished.first(where: { !excluding.contains($0.0) }) {
             var events: [StoredEvent] = []
-            for table in eventTables { events += try readable(try table.rows(inBatch: pending.0), now: now) }
+            for lane in lanes { events += try readable(try lane.rows(inBatch: pending.0), now: now) }
             if !events.isEmpty || pending.3 != nil {
                 return try encode(rowID: pending.0, id: pending.1, contextRowID: pending.2, events: Self.oldestFirst(events),
                                   now: now, diagnostics: pending.3)
@@ -110,19 +116,19 @@ final class Outbox {
         }
 
         var oldest: (contextRowID: Int64, timestamp: Int64)?
-        for table in eventTables {
-            if let candidate = try table.oldestReady(), candidate.timestamp < oldest?.timestamp ?? .max { oldest = candidate }
+        for lane in lanes {
+            if let candidate = try lane.oldestReady(), candidate.timestamp < oldest?.timestamp ?? .max { oldest = candidate }
         }
         guard let contextRowID = oldest?.contextRowID else {
             // No event is ready; prune counts or notes may still be waiting to be told.
             return try diagnosticsOnlyBatch(now: now, excluding: excluding, busy: unfinished.map(\.0))
         }
-        let points = try readable(try tables.points.ready(contextRowID: contextRowID, limit: maxEvents), now: now)
-        let spans = try readable(try tables.spans.ready(contextRowID: contextRowID, limit: maxEvents), now: now)
-        let aggregates = try readable(try tables.aggregates.ready(contextRowID: contextRowID, limit: maxEvents), now: now)
         // A merge, not a sort: each table's rows keep their id order, so what a batch takes from a
         // table is always a prefix of that table's ready rows, which one UPDATE can mark.
-        let candidates = Self.merge(Self.merge(points, spans), aggregates)
+        var candidates: [StoredEvent] = []
+        for lane in lanes {
+            candidates = Self.merge(candidates, try readable(try lane.ready(contextRowID: contextRowID, limit: maxEvents), now: now))
+        }
 
         // Take events, oldest first, until the count or the byte bound (at least one, whatever its size).
         var sessions: [Int64: UUID] = [:]
@@ -142,10 +148,10 @@ final class Outbox {
             encoded.append(json)
         }
         let (id, rowID) = try insertBatchRow(contextRowID: contextRowID, now: now)
-        for table in eventTables {
-            try table.assignReady(contextRowID: contextRowID, count: chosen.count { $0.kind == table.kind }, toBatch: rowID)
+        for lane in lanes {
+            try lane.assignReady(contextRowID: contextRowID, count: chosen.count { $0.kind == lane.kind }, toBatch: rowID)
         }
-        let diagnostics = try self.diagnostics.take(into: rowID)
+        let diagnostics = output == 0 ? try self.diagnostics.take(into: rowID) : nil
         return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: chosen, now: now, encoded: encoded,
                           diagnostics: diagnostics)
     }
@@ -180,7 +186,7 @@ final class Outbox {
     /// A batch with no events that carries waiting prune counts and notes, if there are any and
     /// no other batch is unfinished (one will carry them soon enough).
     private func diagnosticsOnlyBatch(now: Int64, excluding: Set<Int64>, busy: [Int64]) throws(SQLiteError) -> OutgoingBatch? {
-        guard busy.isEmpty, try diagnostics.isWaiting(),
+        guard output == 0, busy.isEmpty, try diagnostics.isWaiting(),
               let contextRowID = try latestContext.collect({ $0.int64(at: 0) }).first else { return nil }
         let (id, rowID) = try insertBatchRow(contextRowID: contextRowID, now: now)
         let diagnostics = try self.diagnostics.take(into: rowID)
@@ -252,17 +258,18 @@ final class Outbox {
         return OutgoingBatch(rowID: rowID, id: id, events: events, body: body, encodedEvents: eventJSON, diagnostics: diagnostics)
     }
 
-    /// The collector stored the batch: its events leave the device. Returns how many.
+    /// The output has the batch: its events are done for it, and leave the device unless another
+    /// output still owes them. Returns how many.
     func delivered(_ batch: OutgoingBatch) throws(SQLiteError) -> Int {
-        var deleted = 0
-        for table in eventTables { deleted += try table.deleteRows(inBatch: batch.rowID) }
+        var settled = 0
+        for lane in lanes { settled += try lane.settle(batch: batch.rowID) }
         try delete(batch: batch.rowID)
-        return deleted
+        return settled
     }
 
     /// The batch will be sent again in smaller pieces: its events become ready again.
     func release(_ batch: OutgoingBatch) throws(SQLiteError) {
-        for table in eventTables { try table.release(batch: batch.rowID) }
+        for lane in lanes { try lane.release(batch: batch.rowID) }
         try diagnostics.restore(batch.diagnostics)
         try delete(batch: batch.rowID)
     }
@@ -272,7 +279,7 @@ final class Outbox {
     func releaseWaitingBatches(except inFlight: Set<Int64>) throws(SQLiteError) {
         let waiting = try pendingBatch.collect { ($0.int64(at: 0), $0.blob(at: 3)) }.filter { !inFlight.contains($0.0) }
         for (rowID, diagnostics) in waiting {
-            for table in eventTables { try table.release(batch: rowID) }
+            for lane in lanes { try lane.release(batch: rowID) }
             try self.diagnostics.restore(diagnostics)
             try delete(batch: rowID)
         }
@@ -282,7 +289,8 @@ final class Outbox {
     /// never blocks the events behind it, and can still be inspected.
     func quarantine(_ batch: OutgoingBatch, status: Int, reason: String, now: Int64) throws(SQLiteError) {
         for (event, json) in zip(batch.events, batch.encodedEvents) {
-            try quarantine.setAside(refused: event, json: json, status: status, reason: reason, now: now)
+            try quarantine.setAside(refused: event, json: json, status: status, reason: reason, output: output == 0 ? nil : outputID, now: now)
+            try lanes.first { $0.kind == event.kind }?.remove(rowID: event.rowID)
         }
         try diagnostics.restore(batch.diagnostics)
         try delete(batch: batch.rowID)
@@ -313,10 +321,10 @@ final class Outbox {
         try quarantine.count()
     }
 
-    /// Events stored and ready to upload, plus those in unfinished batches.
+    /// Events stored and ready for this output, plus those in its unfinished batches.
     func waitingCount() throws(SQLiteError) -> Int {
         var count = 0
-        for table in eventTables { count += try table.waitingCount() }
+        for lane in lanes { count += try lane.waitingCount() }
         return count
     }
 }

@@ -1,11 +1,14 @@
 import NFLogSupport
 /// `point_events`: one row per point event.
-final class PointEventTable: UploadableEventTable {
+final class PointEventTable: EventTable {
     let kind = RecordKind.point
+    let tableName = "point_events"
+    let uploadColumns = "e.uuid, e.session_id, e.name, e.type, e.parameters, e.timestamp_ms, NULL, NULL, NULL, 0, e.transaction_id, e.parent_span, NULL, e.web_origin"
+    let timeColumn = "timestamp_ms"
+    let readyCondition = ""
     private let connection: SQLiteConnection
     private let insertStatement: SQLiteStatement
     private let cipher: ParameterCipher?
-    let queries: EventTableQueries
 
     init(connection: SQLiteConnection, cipher: ParameterCipher?) throws(SQLiteError) {
         self.connection = connection
@@ -14,10 +17,6 @@ final class PointEventTable: UploadableEventTable {
             INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms, priority, held, transaction_id, parent_span, web_origin)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        queries = try EventTableQueries(
-            connection: connection, table: "point_events",
-            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.timestamp_ms, NULL, NULL, NULL, 0, e.transaction_id, e.parent_span, NULL, e.web_origin",
-            time: "timestamp_ms", readyCondition: "")
     }
 
     func insert(_ event: EventRecord, sessionRowID: Int64, priority: Int) throws(SQLiteError) {

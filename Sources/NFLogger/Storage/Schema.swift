@@ -143,6 +143,35 @@ enum Schema {
             ALTER TABLE point_events ADD COLUMN web_origin TEXT;
             ALTER TABLE span_events ADD COLUMN web_origin TEXT;
             """),
+        Migration(version: 10, name: "outputs: delivery tracked per durable output", sql: """
+            -- The durable outputs besides the collector at upload_url, numbered from 1 (the collector
+            -- is output 0 and keeps using the tables' batch_id: with no other output nothing changes).
+            CREATE TABLE outputs (
+                number INTEGER PRIMARY KEY CHECK (number > 0),
+                id TEXT NOT NULL UNIQUE
+            );
+            -- What each other output is still owed: one row per (output, record). A record leaves
+            -- its table once the collector is done with it (batch_id = 0: delivered, or not for it)
+            -- and no output still owes it.
+            CREATE TABLE deliveries (
+                output INTEGER NOT NULL,   -- outputs.number
+                kind INTEGER NOT NULL,     -- 0 point_events, 1 span_events, 2 aggregate_events
+                row INTEGER NOT NULL,      -- the record's id in its table
+                batch INTEGER,             -- upload_batches.id while in one of the output's batches
+                PRIMARY KEY (output, kind, row)
+            ) WITHOUT ROWID;
+            CREATE INDEX deliveries_row ON deliveries (kind, row);
+            CREATE INDEX deliveries_batch ON deliveries (batch) WHERE batch IS NOT NULL;
+            ALTER TABLE upload_batches ADD COLUMN output INTEGER NOT NULL DEFAULT 0;
+            -- The Retry-After of each other output (the collector's stays in upload_hold).
+            CREATE TABLE output_holds (
+                output INTEGER PRIMARY KEY,
+                until_ms INTEGER NOT NULL,
+                status INTEGER NOT NULL,
+                message TEXT NOT NULL
+            );
+            ALTER TABLE quarantined_events ADD COLUMN output TEXT;
+            """),
     ]
 
     static var latestVersion: Int32 { migrations.last?.version ?? 0 }

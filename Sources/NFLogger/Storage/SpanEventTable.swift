@@ -3,14 +3,17 @@ import NFLogSupport
 
 /// `span_events`: one row per span, written when the span starts (so a crash leaves evidence)
 /// and completed when it ends.
-final class SpanEventTable: UploadableEventTable {
+final class SpanEventTable: EventTable {
     let kind = RecordKind.span
+    let tableName = "span_events"
+    let uploadColumns = "e.uuid, e.session_id, e.name, e.type, e.parameters, e.start_ms, e.end_ms, e.duration_ns, e.end_parameters, e.abandoned, e.transaction_id, e.parent_span, NULL, e.web_origin"
+    let timeColumn = "start_ms"
+    let readyCondition = "end_ms IS NOT NULL"
     private let connection: SQLiteConnection
     private let insertStatement: SQLiteStatement
     private let findStatement: SQLiteStatement
     private let endStatement: SQLiteStatement
     private let cipher: ParameterCipher?
-    let queries: EventTableQueries
 
     init(connection: SQLiteConnection, cipher: ParameterCipher?) throws(SQLiteError) {
         self.connection = connection
@@ -27,11 +30,6 @@ final class SpanEventTable: UploadableEventTable {
         endStatement = try connection.prepare("""
             UPDATE span_events SET end_ms = ?, duration_ns = ?, end_parameters = ?, held = max(held, ?) WHERE id = ?
             """)
-        // Only ended spans travel; an open span waits for its end (or, later, its timeout).
-        queries = try EventTableQueries(
-            connection: connection, table: "span_events",
-            columns: "e.uuid, e.session_id, e.name, e.type, e.parameters, e.start_ms, e.end_ms, e.duration_ns, e.end_parameters, e.abandoned, e.transaction_id, e.parent_span, NULL, e.web_origin",
-            time: "start_ms", readyCondition: "end_ms IS NOT NULL")
     }
 
     func insert(_ event: EventRecord, sessionRowID: Int64, priority: Int) throws(SQLiteError) {

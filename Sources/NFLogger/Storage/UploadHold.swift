@@ -8,14 +8,17 @@ final class UploadHold {
     private let save: SQLiteStatement
     private let read: SQLiteStatement
 
-    init(connection: SQLiteConnection) throws(SQLiteError) {
+    /// - Parameter output: 0, the collector at `upload_url` (`upload_hold`), or another durable
+    ///   output's number (`output_holds`).
+    init(connection: SQLiteConnection, output: Int64 = 0) throws(SQLiteError) {
+        let (table, key, value) = output == 0 ? ("upload_hold", "id", 1) : ("output_holds", "output", output)
         // Of two holds, the later stands.
         save = try connection.prepare("""
-            INSERT INTO upload_hold (id, until_ms, status, message) VALUES (1, ?, ?, ?)
-            ON CONFLICT (id) DO UPDATE SET until_ms = excluded.until_ms, status = excluded.status, message = excluded.message
-            WHERE excluded.until_ms > upload_hold.until_ms
+            INSERT INTO \(table) (\(key), until_ms, status, message) VALUES (\(value), ?, ?, ?)
+            ON CONFLICT (\(key)) DO UPDATE SET until_ms = excluded.until_ms, status = excluded.status, message = excluded.message
+            WHERE excluded.until_ms > \(table).until_ms
             """)
-        read = try connection.prepare("SELECT until_ms, status, message FROM upload_hold WHERE id = 1")
+        read = try connection.prepare("SELECT until_ms, status, message FROM \(table) WHERE \(key) = \(value)")
     }
 
     /// Holds uploads until `until` (Unix milliseconds), unless a later hold is already saved.

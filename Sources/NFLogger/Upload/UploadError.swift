@@ -25,6 +25,8 @@ public enum UploadError: Error, Sendable, Equatable, CustomStringConvertible {
     case storage(StorageError)
     /// The batch could not be compressed.
     case encoding(String)
+    /// The policy switched this output off (`outputs.disabled`).
+    case outputDisabled
 
     public var description: String {
         switch self {
@@ -38,6 +40,7 @@ public enum UploadError: Error, Sendable, Equatable, CustomStringConvertible {
         case .refused(let status, let message): "the collector refused the upload (\(status))\(message.isEmpty ? "" : ": \(message)")"
         case .storage(let error): "storage: \(error)"
         case .encoding(let detail): "encoding: \(detail)"
+        case .outputDisabled: "the policy disabled this output"
         }
     }
 }
@@ -50,6 +53,11 @@ public struct FlushResult: Sendable, Equatable {
     public let remainingEvents: Int
     /// Events the collector refused for good during this flush, now set aside in the database.
     public let quarantinedEvents: Int
-    /// Why the flush stopped before the queue was empty, if it did.
+    /// Why the flush stopped before the queue was empty, if it did: the collector's failure, or
+    /// else the first of another durable output's.
     public let error: UploadError?
+    /// Each durable output's own result, by output id (the collector's under `collector`), when
+    /// ``Configuration/outputs`` adds durable outputs. The figures above are the collector's (or,
+    /// without one, the first durable output's).
+    public var outputs: [String: FlushResult] = [:]
 }

@@ -3,7 +3,8 @@ import Foundation
 import Logging
 import NFLogSupport
 
-/// Sends the stored events to the collector, a few batches at a time
+/// Sends the stored events to one durable output (the collector, or another: its ``BatchSink``),
+/// a few batches at a time
 /// (``Configuration/Upload/maxConcurrentUploads``), and settles each batch by the answer:
 /// delivered (delete its rows), too big or refused (split it; quarantine a single refused event),
 /// failed (back off and send the same batch again), or not allowed (pause).
@@ -22,9 +23,9 @@ final class Uploader: @unchecked Sendable {
     /// ``queue`` as the owner every entry point checks (debug builds).
     private let owner: QueueOwner
     private let database: DatabaseManager
-    private let transport: any HTTPTransport
-    private let url: URL
-    private let appKey: String
+    /// Where batches go, and the output whose queue they come from.
+    private let sink: any BatchSink
+    let outputID: String
     /// The configuration's settings, which a policy may override field by field.
     private let baseSettings: Configuration.Upload
     private var settings: Configuration.Upload
@@ -62,6 +63,8 @@ final class Uploader: @unchecked Sendable {
     private var closed = false
     /// Consent is pending: events are held on the device, nothing is sent.
     private var consentPending = false
+    /// The policy switched this output off (`outputs.disabled`): nothing is sent.
+    private var disabled = false
     /// The request of each batch on the network, cancelled by ``close()``: a closed logger leaves
     /// nothing running (the batch stays stored and goes again next time; the collector keeps
     /// each event once).
@@ -99,7 +102,7 @@ final class Uploader: @unchecked Sendable {
     ///   - clock: the one clock the Uploader reads: its monotonic reading for waits, its wall
     ///     reading for ``nextAttempt`` and batch times.
     ///   - random: the backoff's jitter (a seeded generator in tests).
-    init(queue: DispatchQueue, database: DatabaseManager, transport: any HTTPTransport, url: URL, appKey: String,
+    init(queue: DispatchQueue, database: DatabaseManager, sink: any BatchSink, outputID: String = Configuration.collectorOutputID,
          settings: Configuration.Upload, clock: any EventClock, logger: Logger, completionQueue: DispatchQueue,
          consent: Consent = .granted, random: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
         self.queue = queue
@@ -107,9 +110,8 @@ final class Uploader: @unchecked Sendable {
         self.consentPending = consent == .pending
         self.owner = QueueOwner(queue: queue)
         self.database = database
-        self.transport = transport
-        self.url = url
-        self.appKey = appKey
+        self.sink = sink
+        self.outputID = outputID
         self.baseSettings = settings
         self.settings = settings
         self.clock = clock
@@ -137,7 +139,7 @@ final class Uploader: @unchecked Sendable {
     /// A `Retry-After` an earlier process was given and that has not ended: this one waits it out
     /// too (at most a day, whatever the wall clock did meanwhile).
     private func resumeHold() {
-        guard let hold = try? database.withOutbox({ (outbox) throws(SQLiteError) in try outbox.uploadHold() }) else { return }
+        guard let hold = try? database.withOutbox(outputID, { (outbox) throws(SQLiteError) in try outbox.uploadHold() }) else { return }
         let remaining = hold.untilMilliseconds &- clock.wallMilliseconds()
         guard remaining > 0 else { return }
         wait(Double(min(remaining, 86_400_000)) / 1_000, then: { .backingOff(until: $0) },
@@ -188,6 +190,7 @@ final class Uploader: @unchecked Sendable {
         if closed { return .closed }
         if suspended { return .suspended }
         if consentPending { return .consentPending }
+        if disabled { return .outputDisabled }
         return nil
     }
 
@@ -204,7 +207,7 @@ final class Uploader: @unchecked Sendable {
     /// a backoff it reports the failure that caused it without sending.
     func flush(_ completion: @escaping @Sendable (FlushResult) -> Void) {
         owner.check()
-        let watermark = try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.watermark() }
+        let watermark = try? database.withOutbox(outputID) { (outbox) throws(SQLiteError) in try outbox.watermark() }
         flushes.add(.init(uploadedAtStart: uploadedEvents, quarantinedAtStart: quarantinedEvents,
                           watermark: watermark, completion: completion))
         if let stopped { return finishFlushes(stopped) }
@@ -219,6 +222,16 @@ final class Uploader: @unchecked Sendable {
         consentPending = consent == .pending
         if consentPending { finishFlushes(.consentPending) } else { trigger() }
     }
+
+    /// Switches the output off (nothing is sent; waiting flushes are told why) or on again.
+    func setEnabled(_ enabled: Bool) {
+        owner.check()
+        guard disabled == enabled else { return }
+        disabled = !enabled
+        if disabled { finishFlushes(.outputDisabled) } else { trigger() }
+    }
+
+    var isEnabled: Bool { !disabled }
 
     func suspend() {
         owner.check()
@@ -282,7 +295,7 @@ final class Uploader: @unchecked Sendable {
             failedBodies[rowID] = nil
             failedBodiesBytes -= failed.body.count
             // Pruning or a database reset may have changed it meanwhile: then it is formed afresh.
-            if (try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.isIntact(failed.batch) }) == true {
+            if (try? database.withOutbox(outputID) { (outbox) throws(SQLiteError) in try outbox.isIntact(failed.batch) }) == true {
                 return (failed.batch, failed.body)
             }
         }
@@ -290,7 +303,7 @@ final class Uploader: @unchecked Sendable {
         let maxEvents = batchMaxEvents
         let busy = Set(inFlight.keys).union(batchWaits.keys)
         do {
-            let batch = try database.withOutbox { (outbox) throws(SQLiteError) in
+            let batch = try database.withOutbox(outputID) { (outbox) throws(SQLiteError) in
                 try outbox.nextBatch(maxEvents: maxEvents, maxBytes: settings.batchMaxBytes, now: now, excluding: busy)
             }
             return batch.map { ($0, nil) }
@@ -304,31 +317,28 @@ final class Uploader: @unchecked Sendable {
         inFlight[batch.rowID] = batch
         database.inFlightBatches.insert(batch.rowID)
         recordedSinceUpload = 0
-        let (transport, url, appKey, level, logger, queue, gate, clock) =
-            (self.transport, self.url, self.appKey, settings.gzipLevel, self.logger, self.queue, self.gate, self.clock)
+        let (sink, outputID, level, logger, queue, gate, clock) =
+            (self.sink, self.outputID, settings.gzipLevel, self.logger, self.queue, self.gate, self.clock)
         compressionQueue.async {
             let body: Data
             if let compressed {
                 body = compressed
-            } else {
+            } else if sink.sendsCompressedBody {
                 do throws(GzipError) { body = Data(try Gzip.compress(batch.body, level: level)) } catch {
                     return queue.async { self.settle(batch, body: nil, .failure(CompressionFailure(error: error))) }
                 }
+            } else {
+                body = Data()  // the sink reads the batch itself
             }
-            logger.trace("uploading batch", metadata: ["batch": "\(batch.id)", "events": "\(batch.eventCount)", "bytes": "\(body.count)"])
-            let request = TransportRequest(url: url, method: "POST", headers: [
-                "Content-Type": "application/json",
-                "Content-Encoding": "gzip",
-                WireProtocol.appKeyHeader: appKey,
-                "User-Agent": "\(NFLogger.sdkName)/\(NFLogger.sdkVersion)",
-            ], body: body)
+            logger.trace("uploading batch", metadata: ["output": "\(outputID)", "batch": "\(batch.id)", "events": "\(batch.eventCount)",
+                                                       "bytes": "\(body.count)"])
             // Another batch's failure may have started a wait while this one was compressed.
             guard gate.isOpen(at: clock.monotonicNanoseconds()) else {
                 return queue.async { self.settle(batch, body: body, .failure(HeldBack())) }
             }
             let task = Task {
                 let outcome: Result<TransportResponse, any Error>
-                do { outcome = .success(try await transport.send(request)) } catch { outcome = .failure(error) }
+                do { outcome = .success(try await sink.send(batch, body: body)) } catch { outcome = .failure(error) }
                 queue.async { self.settle(batch, body: body, outcome) }
             }
             queue.async {
@@ -361,7 +371,8 @@ final class Uploader: @unchecked Sendable {
         case .success(let response): if case .retry = UploadVerdict(response) { true } else { false }
         }
         if !sendsAgain { batchFailures[batch.rowID] = nil }  // settled: its row id may be reused
-        if sendsAgain, let body, failedBodies[batch.rowID] == nil, failedBodiesBytes + body.count <= Self.failedBodiesMaxBytes {
+        if sendsAgain, sink.sendsCompressedBody, let body, failedBodies[batch.rowID] == nil,
+           failedBodiesBytes + body.count <= Self.failedBodiesMaxBytes {
             failedBodiesBytes += body.count
             failedBodies[batch.rowID] = (batch.retained, body)
         }
@@ -401,7 +412,7 @@ final class Uploader: @unchecked Sendable {
             logger.debug("splitting a refused batch", metadata: ["status": "\(status)", "events": "\(batch.eventCount)"])
             batchMaxEvents = max(1, batch.eventCount / 2)
             deliveriesSinceSplit = 0
-            do { try database.withOutbox { (outbox) throws(SQLiteError) in try outbox.release(batch) } } catch {
+            do { try database.withOutbox(outputID) { (outbox) throws(SQLiteError) in try outbox.release(batch) } } catch {
                 return backOff(.storage(error), retryAfter: nil)
             }
         case .split:
@@ -415,7 +426,7 @@ final class Uploader: @unchecked Sendable {
 
     private func delivered(_ batch: OutgoingBatch) {
         do {
-            let deleted = try database.withOutbox { (outbox) throws(SQLiteError) in try outbox.delivered(batch) }
+            let deleted = try database.withOutbox(outputID) { (outbox) throws(SQLiteError) in try outbox.delivered(batch) }
             uploadedEvents += deleted
             uploadedBatches += 1
         } catch {
@@ -439,7 +450,7 @@ final class Uploader: @unchecked Sendable {
         let now = clock.wallMilliseconds()
         logger.warning("the collector refused an event; it is quarantined", metadata: ["status": "\(status)", "reason": "\(reason)"])
         do {
-            try database.withOutbox { (outbox) throws(SQLiteError) in
+            try database.withOutbox(outputID) { (outbox) throws(SQLiteError) in
                 try outbox.quarantine(batch, status: status, reason: reason, now: now)
             }
         } catch {
@@ -453,13 +464,13 @@ final class Uploader: @unchecked Sendable {
     // MARK: Waiting
 
     private func retry(_ batch: OutgoingBatch, _ error: UploadError, retryAfter: TimeInterval?) {
-        try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.countAttempt(batch) }
+        try? database.withOutbox(outputID) { (outbox) throws(SQLiteError) in try outbox.countAttempt(batch) }
         retriedAttempts += 1
         guard retryAfter == nil, backoff.failures + 1 < failuresBeforeWaitingAll else {
             if let retryAfter, case .server(let status, let message) = error {
                 // The collector's wait binds the next process too (a crash, a restart).
                 let until = clock.wallMilliseconds() &+ min(retryAfter, Backoff.longestRetryAfter).milliseconds
-                try? database.withOutbox { (outbox) throws(SQLiteError) in
+                try? database.withOutbox(outputID) { (outbox) throws(SQLiteError) in
                     try outbox.holdUploads(untilMilliseconds: until, status: status, message: message)
                 }
             }
@@ -543,13 +554,13 @@ final class Uploader: @unchecked Sendable {
     private func finishSatisfiedFlushes() {
         guard !flushes.isEmpty else { return }
         let done = flushes.takeSatisfied { watermark in
-            (try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.hasWaiting(upTo: watermark) }) == false
+            (try? database.withOutbox(outputID) { (outbox) throws(SQLiteError) in try outbox.hasWaiting(upTo: watermark) }) == false
         }
         if !done.isEmpty { complete(done, error: nil) }
     }
 
     private func complete(_ finished: [FlushWaiters.Waiter], error: UploadError?) {
-        let remaining = (try? database.withOutbox { (outbox) throws(SQLiteError) in try outbox.waitingCount() }) ?? 0
+        let remaining = (try? database.withOutbox(outputID) { (outbox) throws(SQLiteError) in try outbox.waitingCount() }) ?? 0
         let uploaded = uploadedEvents
         let quarantined = quarantinedEvents
         completionQueue.async {
