@@ -34,7 +34,7 @@ struct Run: AsyncParsableCommand {
 
     /// The phases, named as `--only` takes them.
     enum Phase: String, CaseIterable {
-        case logCall = "log-call", durable, e2e, faults, collector, memory, aggregate, instrumentation
+        case logCall = "log-call", durable, e2e, faults, collector, memory, aggregate, instrumentation, outputs
     }
 
     func run() async throws {
@@ -52,6 +52,7 @@ struct Run: AsyncParsableCommand {
         if only.contains(.memory) { sync(); try memory(&report) }
         if only.contains(.aggregate) { sync(); try await aggregate(&report) }
         if only.contains(.instrumentation) { sync(); try await instrumentation(&report) }
+        if only.contains(.outputs) { sync(); try await outputs(&report) }
         report.figures["machine_cpus"] = Double(ProcessInfo.processInfo.activeProcessorCount)
         report.figures["quick"] = quick ? 1 : 0
         print(report.lines.joined(separator: "\n"))
@@ -73,7 +74,7 @@ struct Run: AsyncParsableCommand {
 
     private func logCall(_ report: inout Report) async throws {
         let calls = quick ? 20_000 : 100_000
-        note("1/9 the log call (\(calls) calls each)…")
+        note("1/10 the log call (\(calls) calls each)…")
         let cases = [
             Phases.LogCallCase(key: "active", label: "active", mode: .active, completion: false),
             Phases.LogCallCase(key: "active_completion", label: "active with completion", mode: .active, completion: true),
@@ -101,7 +102,7 @@ struct Run: AsyncParsableCommand {
 
     private func durable(_ report: inout Report) async throws {
         let events = quick ? 100_000 : 1_000_000
-        note("2/9 durable throughput and 3/9 the raw SQLite baseline (\(events) each)…")
+        note("2/10 durable throughput and 3/10 the raw SQLite baseline (\(events) each)…")
         let durable = try await Phases.durable(events: events)
         sync()
         let baseline = try Phases.sqliteBaseline(rows: events)
@@ -115,7 +116,7 @@ struct Run: AsyncParsableCommand {
     }
 
     private func endToEnd(_ report: inout Report) async throws {
-        note("4/9 end to end…")
+        note("4/10 end to end…")
         for events in quick ? [20_000] : [100_000, 1_000_000] {
             // The shorter run is the noisier: its median of five is reported (and its range).
             // While URLSession is still a transport on Linux, the shorter run is measured with it
@@ -161,9 +162,39 @@ struct Run: AsyncParsableCommand {
         }
     }
 
+    private func outputs(_ report: inout Report) async throws {
+        let durableEvents = quick ? 20_000 : 200_000
+        let deliveredEvents = quick ? 10_000 : 100_000
+        let rounds = quick ? 1 : 3
+        note("10/10 outputs: the collector alone and with a second durable output, taking turns (\(rounds) rounds)…")
+        var durable: [Bool: [Double]] = [:], delivered: [Bool: [Double]] = [:]
+        for round in 0..<rounds {
+            for second in round % 2 == 0 ? [false, true] : [true, false] {
+                durable[second, default: []].append(try await Phases.durableWithOutputs(events: durableEvents, second: second))
+                sync()
+                delivered[second, default: []].append(try await Phases.endToEndWithOutputs(events: deliveredEvents, second: second))
+                sync()
+            }
+        }
+        func median(_ values: [Double]?) -> Double {
+            let sorted = (values ?? []).sorted()
+            return sorted.isEmpty ? .nan : sorted[sorted.count / 2]
+        }
+        let (oneRate, twoRate) = (median(durable[false]), median(durable[true]))
+        let (oneTime, twoTime) = (median(delivered[false]), median(delivered[true]))
+        report.add("outputs_durable_one_events_per_s", oneRate)
+        report.add("outputs_durable_two_events_per_s", twoRate)
+        report.add("outputs_durable_two_to_one_ratio", twoRate / oneRate, places: 3)
+        report.add("outputs_e2e_one_seconds", oneTime, places: 3)
+        report.add("outputs_e2e_two_seconds", twoTime, places: 3)
+        report.add("outputs_e2e_two_to_one_ratio", twoTime / oneTime, places: 3)
+        report.lines.append(padded("outputs, durable (\(durableEvents)):") + String(format: "collector alone %.0f events/s · with a second durable output %.0f events/s (%.2f×)", oneRate, twoRate, twoRate / oneRate))
+        report.lines.append(padded("outputs, end to end (\(deliveredEvents)):") + String(format: "one collector %.3f s · two collectors %.3f s (%.2f× the time; medians of %d)", oneTime, twoTime, twoTime / oneTime, rounds))
+    }
+
     private func faults(_ report: inout Report) async throws {
         let events = quick ? 20_000 : 100_000
-        note("5/9 faults: \(events) events through a proxy faulting 30% of uploads, and without it (the SDK in a child process)…")
+        note("5/10 faults: \(events) events through a proxy faulting 30% of uploads, and without it (the SDK in a child process)…")
         let result = try await Phases.faults(events: events)
         let key = "faults_\(events / 1_000)k"
         report.add("\(key)_seconds", result.faulty.seconds, places: 3)
@@ -189,7 +220,7 @@ struct Run: AsyncParsableCommand {
 
     private func collector(_ report: inout Report) async throws {
         let events = quick ? 20_000 : 200_000
-        note("6/9 the collector (\(events) events, 4 clients)…")
+        note("6/10 the collector (\(events) events, 4 clients)…")
         // As `nflog-collector serve` stores (each acknowledged batch fsynced), and without the
         // fsync (as before issue 13), taking turns; then durable with the SDK's batches of 1,000.
         var durable: [Double] = [], fast: [Double] = []
@@ -212,7 +243,7 @@ struct Run: AsyncParsableCommand {
 
     private func memory(_ report: inout Report) throws {
         let events = quick ? 100_000 : 1_000_000
-        note("7/9 memory, \(events) events offline (in a child process)…")
+        note("7/10 memory, \(events) events offline (in a child process)…")
         let offline = try OfflineChild.spawn(events: events)
         report.add("offline_peak_rss_mb", offline.peakRSS, places: 1)
         report.add("offline_start_rss_mb", offline.startRSS, places: 1)
@@ -223,7 +254,7 @@ struct Run: AsyncParsableCommand {
 
     private func aggregate(_ report: inout Report) async throws {
         let events = quick ? 20_000 : 100_000
-        note("8/9 aggregation: \(events) perf.frame events with and without the aggregate rule, side by side…")
+        note("8/10 aggregation: \(events) perf.frame events with and without the aggregate rule, side by side…")
         let (plain, aggregated) = try await Phases.aggregate(events: events)
         for (key, side) in [("plain", plain), ("aggregated", aggregated)] {
             let sorted = side.callTimes.sorted()
@@ -247,7 +278,7 @@ struct Run: AsyncParsableCommand {
 
     private func instrumentation(_ report: inout Report) async throws {
         let calls = quick ? 10_000 : 50_000
-        note("9/9 the automatic sources on the caller's thread (\(calls) calls each)…")
+        note("9/10 the automatic sources on the caller's thread (\(calls) calls each)…")
         let results = try await Phases.instrumentation(calls: calls)
         for result in results {
             report.add("instrumentation_\(result.key)_median_ns", Double(result.median))

@@ -18,6 +18,8 @@ struct CrashChild: AsyncParsableCommand {
 struct Common: ParsableArguments {
     @Option var db: String
     @Option var collector: String?
+    @Option(help: "A second collector every event also goes to (a durable CollectorOutput with the id `second`).")
+    var secondCollector: String?
     @Option var maxRows: Int?
     @Option(help: "The whole-exchange timeout of one upload request.") var requestTimeoutMs: Int?
     @Option var batchMaxEvents: Int?
@@ -41,6 +43,9 @@ struct Common: ParsableArguments {
             configuration.upload.batchMaxEvents = 100
             configuration.upload.initialBackoff = 0.02
             configuration.upload.maxBackoff = 0.2
+        }
+        if let secondCollector, let url = URL(string: secondCollector) {
+            configuration.outputs = [CollectorOutput(id: "second", url: url.appendingPathComponent("v1/events"), appKey: "dev-key")]
         }
         if let maxRows { configuration.limits.maxStoredEvents = maxRows }
         if let requestTimeoutMs { configuration.upload.requestTimeout = Double(requestTimeoutMs) / 1_000 }
@@ -121,14 +126,19 @@ struct Flush: AsyncParsableCommand {
         let logger = try NFLogger(configuration: common.configuration())
         let start = ContinuousClock.now
         var result = await logger.flush()
-        while (result.remainingEvents > 0 || result.error != nil) && ContinuousClock.now - start < .seconds(60) {
+        // Every durable output's queue, not only the collector's, must be empty.
+        func pending(_ result: FlushResult) -> Bool {
+            result.remainingEvents > 0 || result.error != nil || result.outputs.values.contains { $0.remainingEvents > 0 || $0.error != nil }
+        }
+        while pending(result) && ContinuousClock.now - start < .seconds(60) {
             try await Task.sleep(for: .milliseconds(50))
             result = await logger.flush()
         }
         let diagnostics = await logger.diagnostics()
         await logger.close()
-        print(#"{"remaining":\#(result.remainingEvents),"uploaded":\#(diagnostics.uploadedEvents),"pruned":\#(diagnostics.prunedEvents)}"#)
-        if result.remainingEvents > 0 { throw ExitCode.failure }
+        let remaining = result.remainingEvents + result.outputs.filter { $0.key != "collector" }.values.reduce(0) { $0 + $1.remainingEvents }
+        print(#"{"remaining":\#(remaining),"uploaded":\#(diagnostics.uploadedEvents),"pruned":\#(diagnostics.prunedEvents),"stored_rows":\#(diagnostics.storedPointEvents + diagnostics.storedSpanEvents)}"#)
+        if remaining > 0 { throw ExitCode.failure }
     }
 }
 

@@ -162,6 +162,44 @@ struct DurabilityTests {
         await collector.stop()
     }
 
+    @Test("kill -9 while delivering to two collectors: every receipted event is stored once by each, and the device keeps nothing after")
+    func killNineTwoCollectors() async throws {
+        let trials = Int(ProcessInfo.processInfo.environment["NFLOG_KILL_TRIALS"] ?? "") ?? 8
+        let first = try await TestCollector.start()
+        let second = try await TestCollector.start()
+        let scratch = Scratch()
+        let receipts = scratch.url.appendingPathComponent("receipts.txt").path
+        let arguments = ["--db", scratch.databaseURL.path, "--collector", first.url.absoluteString,
+                         "--second-collector", second.url.absoluteString, "--max-rows", "10000000", "--request-timeout-ms", "1000"]
+        var random = SeededRandom(seed: 11)
+        for _ in 0..<trials {
+            let (child, output) = try Child.start(["log", "--receipts", receipts] + arguments)
+            _ = await Child.offPool { output.fileHandleForReading.availableData }
+            try await Task.sleep(for: .microseconds(30_000 + random.next() % 370_000))
+            kill(child.processIdentifier, SIGKILL)
+            await Child.offPool { child.waitUntilExit() }
+            #expect(child.terminationReason == .uncaughtSignal)
+        }
+        let duringTrials = (try await first.stats().requests, try await second.stats().requests)
+        let flush = try await Child.run(["flush"] + arguments)
+        #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0 && flush.json["stored_rows"] as? Int == 0)
+
+        let lines = try String(contentsOfFile: receipts, encoding: .utf8).split(separator: "\n")
+        let receipted = Set(lines.compactMap { UUID(uuidString: String($0)) })
+        for (name, collector) in [("first", first), ("second", second)] {
+            var stored: [UUID: Int] = [:]
+            for event in try await collector.exportedEvents() { stored[event.event.id, default: 0] += 1 }
+            let lost = receipted.filter { stored[$0] == nil }.count
+            let duplicated = stored.values.filter { $0 > 1 }.count
+            print("killNineTwoCollectors, \(name) collector: \(trials) trials, \(receipted.count) receipted, \(stored.count) stored, lost \(lost), duplicated \(duplicated), \(try await collector.stats().duplicatesDropped) re-sent events dropped")
+            #expect(lost == 0 && duplicated == 0, "\(name) collector")
+        }
+        #expect(receipted.count > trials * 100, "the children must have logged")
+        #expect(duringTrials.0 > 0 && duringTrials.1 > 0, "both outputs uploaded while children were killed")
+        await first.stop()
+        await second.stop()
+    }
+
     @Test("kill -9 while folding into aggregates: every aggregate a completion named reaches the collector once, holding at least the events it receipted")
     func killNineWhileFolding() async throws {
         let trials = 6

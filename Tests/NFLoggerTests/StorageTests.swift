@@ -188,8 +188,8 @@ struct StorageTests {
         try Schema.migrate(connection)  // a second run is a no-op
         let tables = try DatabaseReader(directory.databaseURL)
             .rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").compactMap { $0["name"] as? String }
-        #expect(tables == ["aggregate_events", "contexts", "device_notes", "encryption", "open_epochs", "point_events", "pruned_counts", "quarantined_events",
-                           "sessions", "span_events", "upload_batches", "upload_hold"])
+        #expect(tables == ["aggregate_events", "contexts", "deliveries", "device_notes", "encryption", "open_epochs", "output_holds", "outputs",
+                           "point_events", "pruned_counts", "quarantined_events", "sessions", "span_events", "upload_batches", "upload_hold"])
     }
 
     @Test("A version-1 database with events is migrated in place; its events upload like new ones")

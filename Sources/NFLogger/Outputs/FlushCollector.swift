@@ -2,7 +2,8 @@ import NFLogSupport
 
 /// Gathers one flush's results from several durable outputs and reports once, when the last
 /// has answered: the collector's figures (or, without a collector, the first output's), its
-/// error or else the first other output's, and every output's own result.
+/// error or else the first other output's, and every output's own result. An output the policy
+/// disabled is listed (with ``UploadError/outputDisabled``) but neither leads nor fails the flush.
 final class FlushCollector: Sendable {
     private let order: [String]
     private let results = Lock([String: FlushResult]())
@@ -20,8 +21,11 @@ final class FlushCollector: Sendable {
             results[output] = result
             return results.count == order.count ? results : nil
         }
-        guard let all, let lead = order.first.flatMap({ all[$0] }) else { return }
-        let error = order.lazy.compactMap { all[$0]?.error }.first
+        guard let all else { return }
+        // A disabled output is not this flush's failure, nor its lead.
+        let active = order.filter { all[$0]?.error != .outputDisabled }
+        guard let lead = (active.first ?? order.first).flatMap({ all[$0] }) else { return }
+        let error = active.lazy.compactMap { all[$0]?.error }.first
         var combined = FlushResult(uploadedEvents: lead.uploadedEvents, remainingEvents: lead.remainingEvents,
                                    quarantinedEvents: lead.quarantinedEvents, error: error)
         combined.outputs = all

@@ -419,10 +419,16 @@ final class RequestManager: @unchecked Sendable {
                 completions.queue.async { completion(FlushResult(uploadedEvents: 0, remainingEvents: remaining, quarantinedEvents: 0, error: error)) }
                 return
             }
-            if enabled.count == 1, uploaders.count == 1 { return enabled[0].flush(completion) }
-            let results = FlushCollector(outputs: enabled.map(\.outputID), completion: completion)
-            for uploader in enabled {
+            if uploaders.count == 1, enabled[0].outputID == Configuration.collectorOutputID { return enabled[0].flush(completion) }
+            let results = FlushCollector(outputs: uploaders.map(\.outputID), completion: completion)
+            for uploader in uploaders {
                 let id = uploader.outputID
+                guard uploader.isEnabled else {
+                    // Switched off by the policy: not a failure of this flush, but said in its result.
+                    let waiting = (try? database.withOutbox(id) { (outbox) throws(SQLiteError) in try outbox.waitingCount() }) ?? 0
+                    results.finished(id, FlushResult(uploadedEvents: 0, remainingEvents: waiting, quarantinedEvents: 0, error: .outputDisabled))
+                    continue
+                }
                 uploader.flush { results.finished(id, $0) }
             }
         }

@@ -55,11 +55,13 @@ final class Outbox {
         maxPointID = try connection.prepare("SELECT coalesce(max(id), 0) FROM point_events")
         maxSpanID = try connection.prepare("SELECT coalesce(max(id), 0) FROM span_events")
         maxAggregateID = try connection.prepare("SELECT coalesce(max(id), 0) FROM aggregate_events WHERE end_ms IS NOT NULL")
-        batchShape = try connection.prepare("""
-            SELECT uuid, (SELECT count(*) FROM point_events WHERE batch_id = ?1) + (SELECT count(*) FROM span_events WHERE batch_id = ?1)
-                         + (SELECT count(*) FROM aggregate_events WHERE batch_id = ?1)
-            FROM upload_batches WHERE id = ?1
-            """)
+        batchShape = try connection.prepare(output == 0
+            ? """
+              SELECT uuid, (SELECT count(*) FROM point_events WHERE batch_id = ?1) + (SELECT count(*) FROM span_events WHERE batch_id = ?1)
+                           + (SELECT count(*) FROM aggregate_events WHERE batch_id = ?1)
+              FROM upload_batches WHERE id = ?1
+              """
+            : "SELECT uuid, (SELECT count(*) FROM deliveries WHERE batch = ?1) FROM upload_batches WHERE id = ?1")
     }
 
     /// The newest rows stored now; a flush waits for everything up to them.

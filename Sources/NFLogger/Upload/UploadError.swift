@@ -58,6 +58,7 @@ public struct FlushResult: Sendable, Equatable {
     public let error: UploadError?
     /// Each durable output's own result, by output id (the collector's under `collector`), when
     /// ``Configuration/outputs`` adds durable outputs. The figures above are the collector's (or,
-    /// without one, the first durable output's).
+    /// without one, the first durable output's). An output the policy switched off is listed with
+    /// ``UploadError/outputDisabled`` and what it is owed, and does not fail the flush.
     public var outputs: [String: FlushResult] = [:]
 }
