@@ -11,8 +11,10 @@ import Darwin
 ///
 /// - `events.jsonl`: the file appended to.
 /// - `events-<UTC yyyyMMdd'T'HHmmss.SSS>-<first 8 hex digits of the batch id>.jsonl`: the files
-///   rotated out of it (a `-2`, `-3`, … before `.jsonl` if that name is taken), never written
-///   again; at most `maxFiles`, the oldest by name deleted first.
+///   rotated out of it, never written again; at most `maxFiles`, the oldest deleted first. The
+///   time is the rotation's, or 1 ms after the newest rotated file's if the clock is not past it,
+///   so that names sort in the order of rotation (a `-2`, `-3`, … before `.jsonl` should a name
+///   be taken all the same).
 /// - `events.lock`: empty, locked with `flock` around each append and rotation. It is never
 ///   renamed, so a writer that waited for it does not end up holding the lock of a file that
 ///   was rotated away meanwhile.

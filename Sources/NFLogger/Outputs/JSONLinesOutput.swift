@@ -12,8 +12,9 @@ import Dispatch
 /// ## The files in ``directory``
 /// - `events.jsonl`: the file appended to (the directory and the file are created if missing).
 /// - `events-<UTC yyyyMMdd'T'HHmmss.SSS>-<8 hex digits>.jsonl`: the file rotated out when an
-///   append would take it past ``maxFileBytes``: complete, never written again. Read and delete
-///   these to collect the events. A batch larger than ``maxFileBytes`` still goes whole into one
+///   append would take it past ``maxFileBytes``: complete, never written again, named so that
+///   they sort oldest first (the time of the rotation; 1 ms after the previous one's if the clock
+///   did not move on). Read and delete these to collect the events. A batch larger than ``maxFileBytes`` still goes whole into one
 ///   file, alone.
 /// - `events.lock`: empty; see below.
 ///
