@@ -210,6 +210,7 @@ let package = Package(
         ),
         .testTarget(name: "NFLoggerTests", dependencies: [
             "NFLogger", "NFLogSupport", "CSQLite", "NFLogCollector", .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "Logging", package: "swift-log"),  // SwiftLogOutputTests' capturing handler
         ]),
         .testTarget(name: "NFLogCollectorTests", dependencies: [
             "NFLogCollector", "NFLogCollectorTesting", "NFLogger", "NFLogSupport",

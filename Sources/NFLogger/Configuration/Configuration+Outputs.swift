@@ -21,6 +21,7 @@ extension Configuration {
                 throw .invalidField(field + ".pattern", reason: "is not a valid pattern: \(error.reason)")
             }
             if let collector = output as? CollectorOutput { try collector.validate(field: field) }
+            if let file = output as? JSONLinesOutput { try file.validate(field: field) }
             guard output is any DurableOutput || output is any BestEffortOutput || output is CollectorOutput else {
                 throw .invalidField(field, reason: "must conform to DurableOutput or BestEffortOutput")
             }
