@@ -131,6 +131,34 @@ struct OutputsTests {
         await collector.stop()
     }
 
+    @Test("A JSON-lines file output beside the collector: the file holds each matching event once, as the wire's JSON")
+    func fileOutput() async throws {
+        let collector = try await TestCollector.start()
+        let scratch = Scratch()
+        let directory = scratch.url.appendingPathComponent("jsonl")
+        var configuration = configuration(scratch, collector: collector.url)
+        configuration.outputs = [JSONLinesOutput(directory: directory, pattern: "net.**", maxFileBytes: 16_384)]
+        let logger = try NFLogger(configuration: configuration)
+        let taps = await logEvents(logger, points: 100, prefix: "ui")
+        let requests = await logEvents(logger, points: 300, spans: 30, prefix: "net")
+        await deliverAll(logger)
+        var lines: [[String: Any]] = []
+        for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) where file.hasSuffix(".jsonl") {
+            let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                lines.append(try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]))
+            }
+            #expect(try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(file).path)[.size] as? Int ?? 0 <= 16_384 + 1_024)
+        }
+        let ids = lines.compactMap { ($0["uuid"] as? String).flatMap(UUID.init(uuidString:)) }
+        #expect(ids.count == 330 && Set(ids) == requests)
+        #expect(lines.allSatisfy { ($0["name"] as? String)?.hasPrefix("net.") == true })
+        #expect(Set(try await storedIDs(collector)) == taps.union(requests))
+        #expect(await logger.diagnostics().storedPointEvents == 0)
+        await logger.close()
+        await collector.stop()
+    }
+
     @Test("An output failing then back gets the same batches again, and nothing twice once they succeed")
     func failingOutputRetriesSameBatch() async throws {
         let collector = try await TestCollector.start()
