@@ -126,6 +126,9 @@ struct DemoCommand: AsyncParsableCommand {
         configuration.upload.maxBackoff = 1
         configuration.upload.requestTimeout = requestTimeout
         configuration.sessionIdleTimeout = 0.05
+        // A second, durable output beside the collector: the network events also go to files.
+        let jsonLines = databaseURL.deletingLastPathComponent().appendingPathComponent("jsonl")
+        configuration.outputs = [JSONLinesOutput(directory: jsonLines, pattern: "net.**")]
         let logger = try NFLogger(configuration: configuration)
         // A flaky network may lose the first fetch: a few more, a little apart, as for the audit.
         var policyUpdate = await logger.refreshPolicy()
@@ -176,6 +179,10 @@ struct DemoCommand: AsyncParsableCommand {
 
         let diagnostics = await logger.diagnostics()
         await logger.close()
+        // What the file output wrote, counted before a temporary directory goes.
+        let written = (try? FileManager.default.contentsOfDirectory(atPath: jsonLines.path))?.filter { $0.hasSuffix(".jsonl") }
+            .compactMap { try? String(contentsOf: jsonLines.appendingPathComponent($0), encoding: .utf8) }
+            .reduce(0) { $0 + $1.split(separator: "\n").count } ?? 0
         backendHTTP.shutdown()
         // The backend's server spans, delivered before the report is asked for.
         let backendResult = await backend.stop()
@@ -211,6 +218,9 @@ struct DemoCommand: AsyncParsableCommand {
             "SDK: \(counts.recorded) calls recorded (\(ids.count) events\(counts.aggregated > 0 ? ", \(counts.aggregated) folded into \(aggregateIDs.count) aggregates" : "")) · \(counts.filteredTotal) filtered\(filtered.isEmpty ? "" : " (\(filtered))") · \(counts.disabled) disabled · \(counts.failed) failed",
             "Uploads: \(diagnostics.uploadedEvents) \(aggregateIDs.isEmpty ? "events" : "records (events and aggregates)") in \(diagnostics.uploadedBatches) batches · \(diagnostics.retriedUploads) retries · \(diagnostics.quarantinedEvents) quarantined · \(diagnostics.waitingForUpload) waiting · \(diagnostics.prunedEvents) pruned",
         ]
+        if let file = diagnostics.outputs.first(where: { $0.id == "file" }) {
+            lines.append("Outputs: collector \(diagnostics.outputs.first?.delivered ?? 0) delivered · file (net.**) \(file.delivered) delivered, \(written) lines in \(db == nil ? "a temporary directory" : jsonLines.path), \(file.waiting) waiting")
+        }
         lines.append("Backend: \(backendResult.diagnostics.uploadedEvents) server spans uploaded (NFLoggerMiddleware; no logging call in its handlers) · \(backendResult.flushed.remainingEvents) waiting")
         if let report { lines.append(report.render()) }
         if let burstLine { lines.insert(burstLine, at: 4) }

@@ -53,6 +53,43 @@ struct ConfigurationFileTests {
         _ = logger
     }
 
+    @Test("Outputs from a file: a second collector, a JSON-lines directory (resolved against the file), swift-log; bad ones are named")
+    func outputs() throws {
+        var object = Self.valid
+        object["collector_pattern"] = "app.**"
+        object["outputs"] = [
+            ["type": "collector", "id": "finance", "url": "https://finance.example.com/v1/events", "app_key": "f-1", "pattern": "checkout.**"],
+            ["type": "jsonl", "directory": "logs", "max_file_bytes": 4096],
+            ["type": "swift_log", "label": "events", "pattern": "ui.*"],
+        ]
+        let configuration = try load(object)
+        #expect(configuration.collectorPattern == "app.**")
+        #expect(configuration.outputs.map(\.id) == ["finance", "file", "swift-log"])
+        #expect(configuration.outputs.map(\.pattern) == ["checkout.**", "**", "ui.*"])
+        let finance = try #require(configuration.outputs.first as? CollectorOutput)
+        #expect(finance.url.host == "finance.example.com" && finance.appKey == "f-1")
+        #expect(configuration.outputs[1] is JSONLinesOutput)
+
+        func rejection(_ outputs: [[String: Any]]) -> ConfigurationError? {
+            var object = Self.valid
+            object["outputs"] = outputs
+            do { _ = try load(object) } catch { return error }
+            return nil
+        }
+        #expect(rejection([["type": "kafka"]]) == .invalidField("outputs[0].type", reason: "must be \"collector\", \"jsonl\" or \"swift_log\", got \"kafka\""))
+        #expect(rejection([["type": "jsonl", "directory": "a"], ["type": "jsonl", "directory": "b"]]) == .invalidField("outputs.file", reason: "is configured twice"))
+        #expect(rejection([["type": "collector", "id": "collector", "url": "https://x.example.com", "app_key": "k"]])
+            == .invalidField("outputs.collector", reason: "uses the id of the collector at upload_url"))
+        #expect(rejection([["type": "jsonl", "id": "Bad Id", "directory": "a"]])
+            == .invalidField("outputs", reason: "has the id \"Bad Id\": use 1–64 characters from a–z, 0–9, _, - and ."))
+        if case .invalidField(let field, _)? = rejection([["type": "jsonl", "directory": "a", "pattern": "a..b"]]) {
+            #expect(field == "outputs.file.pattern")
+        } else {
+            Issue.record("a bad pattern must be named")
+        }
+        #expect(rejection([["type": "collector", "id": "x", "app_key": "k"]]) == .missingField("outputs[0].url"))
+    }
+
     @Test("A missing file names the path")
     func missingFile() {
         let path = "/nonexistent/nflogger-\(UUID().uuidString).json"

@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 
 extension Configuration {
     /// A week: longer idle timeouts are almost certainly a unit mistake.
@@ -19,6 +20,9 @@ extension Configuration {
     ///   "upload": { "interval_s": 30, "batch_max_events": 500, "gzip_level": 6 }
     /// }
     /// ```
+    ///
+    /// `collector_pattern` and `outputs` route events (see <doc:FiltersAndOutputs>): each output
+    /// is an object with a `type` (`collector`, `jsonl`, `swift_log`), as in docs/SDK.md.
     ///
     /// `app_key`, `tenant_id`, `upload_url`, `policy_url` and `database_path` are required; a
     /// relative `database_path` (or `encryption_key_file`, see ``EncryptionKey/init(contentsOf:)``,
@@ -53,7 +57,7 @@ extension Configuration {
         try fields.rejectUnknown(["app_key", "tenant_id", "upload_url", "policy_url", "database_path",
                                   "app_id", "app_version", "mode", "specific_patterns", "limits",
                                   "session_idle_timeout_s", "upload", "policy_public_key", "policy_refresh_interval_s",
-                                  "install_id", "encryption_key_file", "pinned_certificate_files"])
+                                  "install_id", "encryption_key_file", "pinned_certificate_files", "collector_pattern", "outputs"])
         func resolve(_ path: String) -> URL {
             path.hasPrefix("/") ? URL(fileURLWithPath: path) : baseDirectory.appendingPathComponent(path)
         }
@@ -135,7 +139,37 @@ extension Configuration {
             if let value = try upload.seconds("refused_backoff_s") { self.upload.refusedBackoff = value }
             if let value = try upload.seconds("request_timeout_s") { self.upload.requestTimeout = value }
         }
+        if let pattern = try fields.string("collector_pattern") { collectorPattern = pattern }
+        for entry in try fields.objects("outputs") ?? [] {
+            outputs.append(try Self.output(entry, resolve: resolve))
+        }
         try validate()
+    }
+
+    /// One entry of `outputs`: `{"type": "collector", "id", "url", "app_key", "pattern"?}`,
+    /// `{"type": "jsonl", "id"?, "directory", "pattern"?, "max_file_bytes"?, "max_files"?}` (a
+    /// relative directory is resolved against the file's) or `{"type": "swift_log", "id"?,
+    /// "label", "pattern"?}`. Validated with the rest of the configuration.
+    private static func output(_ entry: FieldReader<ConfigurationError>, resolve: (String) -> URL) throws(ConfigurationError) -> any Output {
+        let type = try entry.requiredString("type")
+        let pattern = try entry.string("pattern") ?? "**"
+        switch type {
+        case "collector":
+            try entry.rejectUnknown(["type", "id", "url", "app_key", "pattern"])
+            return CollectorOutput(id: try entry.requiredString("id"), url: try entry.requiredURL("url"),
+                                   appKey: try entry.requiredString("app_key"), pattern: pattern)
+        case "jsonl":
+            try entry.rejectUnknown(["type", "id", "directory", "pattern", "max_file_bytes", "max_files"])
+            return JSONLinesOutput(id: try entry.string("id") ?? "file", directory: resolve(try entry.requiredString("directory")),
+                                   pattern: pattern, maxFileBytes: try entry.integer("max_file_bytes") ?? 8 << 20,
+                                   maxFiles: try entry.integer("max_files") ?? 16)
+        case "swift_log":
+            try entry.rejectUnknown(["type", "id", "label", "pattern"])
+            return SwiftLogOutput(id: try entry.string("id") ?? "swift-log", logger: Logger(label: try entry.requiredString("label")),
+                                  pattern: pattern)
+        default:
+            throw .invalidField(entry.path("type"), reason: "must be \"collector\", \"jsonl\" or \"swift_log\", got \"\(type)\"")
+        }
     }
 }
 
