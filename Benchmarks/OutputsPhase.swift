@@ -22,13 +22,7 @@ extension Phases {
         if second {
             configuration.outputs = [CollectorOutput(id: "second", url: unreached, appKey: "bench")]
         }
-        let logger = try NFLogger(configuration: configuration)
-        _ = await logger.logEvent(name: "warm.up")
-        let elapsed = await produce(logger, events: events)
-        let recorded = await logger.diagnostics().recorded
-        await logger.close()
-        guard recorded == events + 1 else { throw BenchError("outputs: \(recorded - 1) of \(events) events recorded") }
-        return Double(events) / seconds(elapsed)
+        return try await durable(events: events, configuration: configuration, phase: "outputs")
     }
 
     /// N events logged and delivered to one collector, or to two (the second a ``CollectorOutput``

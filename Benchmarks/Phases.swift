@@ -91,12 +91,17 @@ enum Phases {
     static func durable(events: Int) async throws -> Double {
         let directory = scratchDirectory("durable")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let logger = try NFLogger(configuration: configuration(directory))
+        return try await durable(events: events, configuration: configuration(directory), phase: "durable")
+    }
+
+    /// Events per second from the first log call to the last commit with this configuration.
+    static func durable(events: Int, configuration: Configuration, phase: String) async throws -> Double {
+        let logger = try NFLogger(configuration: configuration)
         _ = await logger.logEvent(name: "warm.up")
         let elapsed = await produce(logger, events: events)
         let recorded = await logger.diagnostics().recorded
         await logger.close()
-        guard recorded == events + 1 else { throw BenchError("durable: \(recorded - 1) of \(events) events recorded") }
+        guard recorded == events + 1 else { throw BenchError("\(phase): \(recorded - 1) of \(events) events recorded") }
         return Double(events) / seconds(elapsed)
     }
 
