@@ -79,7 +79,7 @@ struct ConfigurationFileTests {
         #expect(rejection([["type": "kafka"]]) == .invalidField("outputs[0].type", reason: "must be \"collector\", \"jsonl\" or \"swift_log\", got \"kafka\""))
         #expect(rejection([["type": "jsonl", "directory": "a"], ["type": "jsonl", "directory": "b"]]) == .invalidField("outputs.file", reason: "is configured twice"))
         #expect(rejection([["type": "collector", "id": "collector", "url": "https://x.example.com", "app_key": "k"]])
-            == .invalidField("outputs.collector", reason: "uses the id of the collector at upload_url"))
+            == .invalidField("outputs.collector", reason: "uses the id reserved for the collector at upload_url"))
         #expect(rejection([["type": "jsonl", "id": "Bad Id", "directory": "a"]])
             == .invalidField("outputs", reason: "has the id \"Bad Id\": use 1–64 characters from a–z, 0–9, _, - and ."))
         if case .invalidField(let field, _)? = rejection([["type": "jsonl", "directory": "a", "pattern": "a..b"]]) {

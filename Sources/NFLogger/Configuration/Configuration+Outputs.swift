@@ -7,7 +7,9 @@ extension Configuration {
         do { _ = try TagPattern(collectorPattern) } catch {
             throw .invalidField("collector_pattern", reason: "is not a valid pattern: \(error.reason)")
         }
-        var seen: Set<String> = uploadURL == nil ? [] : [Self.collectorOutputID]
+        // `collector` names the collector at upload_url, configured or not (the policy and the
+        // database use it).
+        var seen: Set<String> = [Self.collectorOutputID]
         for output in outputs {
             let field = "outputs.\(output.id)"
             guard Self.isValidOutputID(output.id) else {
@@ -15,7 +17,7 @@ extension Configuration {
             }
             guard seen.insert(output.id).inserted else {
                 throw .invalidField(field, reason: output.id == Self.collectorOutputID
-                    ? "uses the id of the collector at upload_url" : "is configured twice")
+                    ? "uses the id reserved for the collector at upload_url" : "is configured twice")
             }
             do { _ = try TagPattern(output.pattern) } catch {
                 throw .invalidField(field + ".pattern", reason: "is not a valid pattern: \(error.reason)")
