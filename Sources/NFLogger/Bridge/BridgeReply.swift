@@ -77,6 +77,7 @@ struct BridgeReply: Sendable {
         case .insidePrivacyZone: "insidePrivacyZone"
         case .sdkBelowMinimumVersion: "sdkBelowMinimumVersion"
         case .consentDenied: "consentDenied"
+        case .droppedByFilter: "droppedByFilter"
         }
     }
 
@@ -92,6 +93,7 @@ struct BridgeReply: Sendable {
         case .spanAlreadyEnded: "spanAlreadyEnded"
         case .transactionEnded: "transactionEnded"
         case .closed: "closed"
+        case .filterFailed: "filterFailed"
         }
     }
 }

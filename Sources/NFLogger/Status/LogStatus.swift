@@ -12,7 +12,8 @@ public enum LogStatus: Sendable, Equatable, CustomStringConvertible {
     /// rather than stored alone, and the id is the aggregate's, shared by every event folded
     /// into it (``isAggregated`` tells).
     case recorded(UUID)
-    /// The current mode or policy chose not to record the event.
+    /// The current mode, policy or consent, or one of the app's ``EventFilter``s, chose not to
+    /// record the event.
     case filtered(FilterReason)
     /// The SDK is in ``LogMode/disabled`` mode; nothing was validated or stored.
     case disabled
@@ -60,6 +61,9 @@ public enum FilterReason: Sendable, Equatable, CustomStringConvertible {
     case sdkBelowMinimumVersion
     /// The user denied consent (``NFLogger/consent`` is ``Consent/denied``).
     case consentDenied
+    /// The ``EventFilter`` with this name (``EventFilter/name``) dropped the event: it returned
+    /// no event in its place.
+    case droppedByFilter(String)
 
     public var description: String {
         switch self {
@@ -69,6 +73,7 @@ public enum FilterReason: Sendable, Equatable, CustomStringConvertible {
         case .insidePrivacyZone: "inside a privacy zone"
         case .sdkBelowMinimumVersion: "the policy requires a newer SDK"
         case .consentDenied: "the user denied consent"
+        case .droppedByFilter(let filter): "dropped by the filter \"\(filter)\""
         }
     }
 }
