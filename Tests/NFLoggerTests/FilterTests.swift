@@ -208,7 +208,7 @@ struct FilterTests {
             ClosureFilter("fail", pattern: "fail.me") { _ in throw FilterError() },
             ClosureFilter("span-split", pattern: "span.split") { event in [event, event] },
         ])
-        logger.logEvent(name: "gate")
+        logger.logEvent(name: "gate", completion: nil)
         await gate.waitUntilEntered()
         let names = ["checkout.done", "drop.me", "plain.a", "fail.me", "order.done", "plain.b", "span.split"]
         let log = StatusLog()
