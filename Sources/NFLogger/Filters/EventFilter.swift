@@ -6,6 +6,8 @@
 ///
 /// - **On the logger's queue**, never on the caller's thread: ``apply(_:)`` may take a few
 ///   microseconds, but every event of a burst waits for it, so keep it short and never block.
+///   Never wait there for a completion of the logger's: it comes after the write the filter
+///   holds up, so the wait would never end.
 /// - **After** the mode, the rules, the sampling and the privacy zones have admitted the event
 ///   (on the caller's thread, under the name the app gave), and **before** the aggregator and the
 ///   database: an aggregate folds what the filters return, and what a filter removes never

@@ -95,11 +95,13 @@ struct FilterChain {
         return moved
     }
 
-    /// Runs `event` through every filter whose pattern matches, in order.
+    /// Runs `original` through every filter whose pattern matches, in order, from the first that
+    /// matches its name.
     private func run(_ original: FilteredEvent) -> Outcome {
+        // Most events match no filter: they cost one match per filter, and no allocation.
+        guard let first = entries.firstIndex(where: { $0.pattern.matches(original.name) }) else { return .untouched }
         var events = [original]
-        var touched = false
-        for entry in entries {
+        for entry in entries[first...] {
             var next: [FilteredEvent] = []
             next.reserveCapacity(events.count)
             for event in events {
@@ -107,7 +109,6 @@ struct FilterChain {
                     next.append(event)
                     continue
                 }
-                touched = true
                 do {
                     next.append(contentsOf: try entry.filter.apply(event))
                 } catch {
@@ -118,7 +119,7 @@ struct FilterChain {
             if let problem = Self.problem(in: next, from: original.kind, entry: entry) { return .settled(.failed(problem)) }
             events = next
         }
-        return touched ? .replaced(events) : .untouched
+        return .replaced(events)
     }
 
     /// Why what a filter returned cannot be stored, if it cannot: a bad name or type (with the

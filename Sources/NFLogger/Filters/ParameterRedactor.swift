@@ -7,7 +7,7 @@
 /// ]
 /// ```
 ///
-/// Keys are compared without regard to ASCII case (`Email` is `email`), at any depth: a key
+/// Keys are compared without regard to case (`Email` is `email`), at any depth: a key
 /// inside a nested object, or in an object inside an array, is redacted too. The value never
 /// reaches the database file: redaction runs on the logger's queue before the parameters are
 /// encoded.
