@@ -249,6 +249,39 @@ struct FilterTests {
         #expect(try DatabaseReader(directory.databaseURL).int("SELECT count(*) FROM span_events") == 0)
     }
 
+    @Test("A span start may be renamed (and then ended), not turned into a point event; one call becomes at most 64 events")
+    func spansAndFanOutLimit() async throws {
+        let directory = TemporaryDirectory()
+        let logger = try logger(directory, [
+            ClosureFilter("rename-span", pattern: "screen.old") { event in
+                var renamed = event
+                renamed.name = "screen.new"
+                renamed.parameters["renamed"] = true
+                return [renamed]
+            },
+            ClosureFilter("to-point", pattern: "screen.point") { event in [FilteredEvent(name: event.name)] },
+            ClosureFilter("fan-out", pattern: "fan.*") { event in
+                let count = event.name == "fan.ok" ? 64 : 65
+                return (0..<count).map { FilteredEvent(name: "fan.part", parameters: ["n": $0]) }
+            },
+        ])
+        let (span, started) = await logger.startEvent(name: "screen.old")
+        #expect(started.recordedID == span.id)
+        #expect(await span.end(parameters: ["ok": true]).isRecorded)
+        let (_, point) = await logger.startEvent(name: "screen.point")
+        #expect(point == .failed(.filterFailed(filter: "to-point", reason: "a span start cannot be replaced by a point event")))
+        #expect(await logger.logEvent(name: "fan.ok").isRecorded)
+        #expect(await logger.logEvent(name: "fan.many") == .failed(.filterFailed(filter: "fan-out", reason: "returned 65 events for one, more than 64")))
+        await logger.close()
+
+        let spans = try DatabaseReader(directory.databaseURL).rows("SELECT name, uuid, parameters, end_ms FROM span_events")
+        #expect(spans.count == 1)
+        #expect(spans.first?["name"] as? String == "screen.new" && spans.first?["end_ms"] as? Int64 != nil)
+        #expect(spans.first?["uuid"] as? [UInt8] == span.id.bytes)
+        #expect(try jsonObject(try #require(spans.first)["parameters"])["renamed"] as? Bool == true)
+        #expect(try points(directory.databaseURL).filter { $0.name == "fan.part" }.count == 64)
+    }
+
     @Test("A name or type a filter returns is checked like the app's own")
     func renameIsValidated() async throws {
         let directory = TemporaryDirectory()
