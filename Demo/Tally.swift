@@ -66,6 +66,7 @@ final class Tally: Sendable {
         case .insidePrivacyZone: "privacy zone"
         case .sdkBelowMinimumVersion: "SDK too old"
         case .consentDenied: "consent denied"
+        case .droppedByFilter: "dropped by a filter"
         default: "\(reason)"  // FilterReason grows (SourceStability)
         }
     }

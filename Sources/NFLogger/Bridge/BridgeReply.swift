@@ -78,6 +78,7 @@ struct BridgeReply: Sendable {
         case .sdkBelowMinimumVersion: "sdkBelowMinimumVersion"
         case .consentDenied: "consentDenied"
         case .noOutput: "noOutput"
+        case .droppedByFilter: "droppedByFilter"
         }
     }
 
@@ -93,6 +94,7 @@ struct BridgeReply: Sendable {
         case .spanAlreadyEnded: "spanAlreadyEnded"
         case .transactionEnded: "transactionEnded"
         case .closed: "closed"
+        case .filterFailed: "filterFailed"
         }
     }
 }

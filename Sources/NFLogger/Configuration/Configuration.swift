@@ -61,6 +61,11 @@ public struct Configuration: Sendable {
     /// The events the collector at ``uploadURL`` takes (its output id is `collector`), as a tag
     /// pattern. Default: `**`, every event.
     public var collectorPattern = "**"
+    /// What changes, replaces or drops events before they are stored (common parameters,
+    /// redaction), applied in this order on the logger's queue. Each filter's name must be 1–64
+    /// bytes and unique, and its pattern valid. See ``EventFilter`` and <doc:FiltersAndOutputs>.
+    /// Default: none.
+    public var filters: [any EventFilter] = []
     /// The SDK's own diagnostic log. Default: silent.
     public var logger = Logger(label: "nflogger", factory: { _ in SwiftLogNoOpLogHandler() })
 
@@ -204,6 +209,7 @@ public struct Configuration: Sendable {
             }
         }
         try validateOutputs()
+        try validateFilters()
         if let publicKey = policyOptions.publicKey, publicKey.count != 32 {
             throw .invalidField("policy_public_key", reason: "must be a 32-byte Ed25519 public key, got \(publicKey.count) bytes")
         }

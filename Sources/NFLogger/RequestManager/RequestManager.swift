@@ -10,7 +10,7 @@ import NFLogSupport
 /// is written in one SQLite transaction, and the completions run after the commit. Concurrent
 /// calls therefore coalesce into few transactions, and no SQLite call ever runs on the app's thread.
 final class RequestManager: @unchecked Sendable {
-    // @unchecked: `database`, `uploaders` and `spare` are touched only on `queue`; all other
+    // @unchecked: `database`, `uploaders`, `spare` and `filters` are touched only on `queue`; all other
     // state is immutable or inside the `pending` lock.
     private let queue: DispatchQueue
     private let pending: Lock<PendingState>
@@ -27,6 +27,8 @@ final class RequestManager: @unchecked Sendable {
     private var spare: [PendingRequest] = []
     private let configurationLimits: Configuration.Limits
     private let encoder: ParameterEncoder
+    /// The app's filters, applied to each drained batch before the aggregator and the write.
+    private var filters: FilterChain
     private let logger: Logger
     private var maintenanceTimer: (any DispatchSourceTimer)?
     /// Fires when the next open aggregate's window ends, so it closes (and travels) on time
@@ -70,6 +72,7 @@ final class RequestManager: @unchecked Sendable {
         self.maxPendingEvents = configuration.limits.maxPendingEvents
         self.maxPendingBytes = configuration.limits.maxPendingBytes
         self.encoder = ParameterEncoder(maxBytes: configuration.limits.maxParametersBytes)
+        self.filters = FilterChain(configuration.filters)
         self.pending = Lock(PendingState(sessions: sessions))
         self.clock = clock
         var sinks: [(String, any BatchSink)] = []
@@ -296,17 +299,21 @@ final class RequestManager: @unchecked Sendable {
         }
     }
 
-    /// Encodes each request's parameters, then writes those that encoded in one transaction.
-    /// A request whose parameters fail (a non-finite double, too many bytes) fails alone.
-    /// - Returns: one status per request, in order.
+    /// Runs the filters, folds, encodes each request's parameters, then writes those that are left
+    /// in one transaction. A request a filter dropped or failed, or whose parameters fail (a
+    /// non-finite double, too many bytes), is settled alone. The filters may add requests (an
+    /// event replaced by several) to `batch`, after the one they came from.
+    /// - Returns: one status per request of `batch` as it is on return, in order.
     private func encodeAndWrite(_ batch: inout [PendingRequest]) -> [LogStatus] {
+        var settled = filters.isEmpty ? [:] : filters.apply(to: &batch)
         var failures = Self.foldMatching(&batch, rules: database.aggregateRules)
         failures.merge(ParameterEncoding.encode(&batch, with: encoder)) { first, _ in first }
-        if failures.isEmpty { return database.write(batch.lazy.map(\.request)) }
-        let writable = batch.indices.filter { failures[$0] == nil }.map { batch[$0].request }
+        for (index, failure) in failures where settled[index] == nil { settled[index] = .failed(failure) }
+        if settled.isEmpty { return database.write(batch.lazy.map(\.request)) }
+        let writable = batch.indices.filter { settled[$0] == nil }.map { batch[$0].request }
         var written = database.write(writable).makeIterator()
         return batch.indices.map { index in
-            if let failure = failures[index] { return .failed(failure) }
+            if let status = settled[index] { return status }
             return written.next() ?? .failed(.closed)
         }
     }

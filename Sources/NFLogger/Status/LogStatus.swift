@@ -12,7 +12,8 @@ public enum LogStatus: Sendable, Equatable, CustomStringConvertible {
     /// rather than stored alone, and the id is the aggregate's, shared by every event folded
     /// into it (``isAggregated`` tells).
     case recorded(UUID)
-    /// The current mode or policy chose not to record the event.
+    /// The current mode, policy or consent, or one of the app's ``EventFilter``s, chose not to
+    /// record the event.
     case filtered(FilterReason)
     /// The SDK is in ``LogMode/disabled`` mode; nothing was validated or stored.
     case disabled
@@ -64,6 +65,9 @@ public enum FilterReason: Sendable, Equatable, CustomStringConvertible {
     /// ``Configuration/collectorPattern``, the policy's `outputs.disabled`): nothing keeps it.
     /// Best-effort outputs that match are still handed it.
     case noOutput
+    /// The ``EventFilter`` with this name (``EventFilter/name``) dropped the event: it returned
+    /// no event in its place.
+    case droppedByFilter(String)
 
     public var description: String {
         switch self {
@@ -74,6 +78,7 @@ public enum FilterReason: Sendable, Equatable, CustomStringConvertible {
         case .sdkBelowMinimumVersion: "the policy requires a newer SDK"
         case .consentDenied: "the user denied consent"
         case .noOutput: "no enabled durable output takes this event"
+        case .droppedByFilter(let filter): "dropped by the filter \"\(filter)\""
         }
     }
 }

@@ -27,6 +27,10 @@ public enum NFLoggerError: Error, Sendable, Equatable, CustomStringConvertible {
     case transactionEnded(UUID)
     /// The logger was closed with ``NFLogger/close(completion:)``.
     case closed
+    /// The ``EventFilter`` with this name threw (`reason` is its error), or returned what cannot
+    /// be stored in place of the event (several events for a span start, more than 64 events).
+    /// Nothing of the call was stored; fix the filter.
+    case filterFailed(filter: String, reason: String)
 
     public var description: String {
         switch self {
@@ -42,6 +46,7 @@ public enum NFLoggerError: Error, Sendable, Equatable, CustomStringConvertible {
         case .spanAlreadyEnded(let id): "span \(id.uuidString.lowercased()) was already ended"
         case .transactionEnded(let id): "transaction \(id.uuidString.lowercased()) has ended"
         case .closed: "the logger is closed"
+        case .filterFailed(let filter, let reason): "the filter \"\(filter)\" failed: \(reason)"
         }
     }
 }
