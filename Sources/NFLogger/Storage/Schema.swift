@@ -158,9 +158,10 @@ enum Schema {
                 kind INTEGER NOT NULL,     -- 0 point_events, 1 span_events, 2 aggregate_events
                 row INTEGER NOT NULL,      -- the record's id in its table
                 batch INTEGER,             -- upload_batches.id while in one of the output's batches
-                PRIMARY KEY (output, kind, row)
+                -- Record first: owing a record is one b-tree insert, finding who owes it a prefix,
+                -- and an output's queue a walk of its kind in row order (few outputs per record).
+                PRIMARY KEY (kind, row, output)
             ) WITHOUT ROWID;
-            CREATE INDEX deliveries_row ON deliveries (kind, row);
             CREATE INDEX deliveries_batch ON deliveries (batch) WHERE batch IS NOT NULL;
             ALTER TABLE upload_batches ADD COLUMN output INTEGER NOT NULL DEFAULT 0;
             -- The Retry-After of each other output (the collector's stays in upload_hold).
