@@ -38,8 +38,10 @@ struct HelpPage {
         case "filtered":
             let reasons: [String: FilterReason] = ["notSelected": .notSelected, "denied": .denied, "sampledOut": .sampledOut,
                                                    "insidePrivacyZone": .insidePrivacyZone, "sdkBelowMinimumVersion": .sdkBelowMinimumVersion,
-                                                   "consentDenied": .consentDenied]
-            return .filtered(reasons[reply["reason"] as? String ?? ""] ?? .denied)
+                                                   "consentDenied": .consentDenied, "noOutput": .noOutput]
+            // The reply names the reason, not which filter dropped it.
+            let reason = reply["reason"] as? String ?? ""
+            return .filtered(reason == "droppedByFilter" ? .droppedByFilter("(web)") : reasons[reason] ?? .denied)
         case "disabled": return .disabled
         default:
             let message = (reply["error"] as? [String: Any])?["message"] as? String ?? "the bridge refused the message"

@@ -255,4 +255,17 @@ struct PolicyBehaviourTests {
         state.apply(nil)  // the policy (and its zones) gone
         #expect(try decide(state, "ui.tap") == .record)
     }
+
+    @Test("outputs.disabled: output ids switched off; a bad id or an unknown field is named")
+    func disabledOutputs() throws {
+        let parsed = try Policy.parse(Data(#"{"version":1,"mode":"active","outputs":{"disabled":["finance","collector"]}}"#.utf8))
+        #expect(parsed.disabledOutputs == ["finance", "collector"])
+        #expect(try Policy.parse(Data(#"{"version":1,"mode":"active"}"#.utf8)).disabledOutputs.isEmpty)
+        #expect(throws: PolicyError.invalidField("outputs.disabled[1]", reason: "must be an output id: 1–64 characters from a–z, 0–9, _, - and .")) {
+            try Policy.parse(Data(#"{"version":1,"mode":"active","outputs":{"disabled":["ok","Not OK"]}}"#.utf8))
+        }
+        #expect(throws: PolicyError.unknownField("outputs.enabled")) {
+            try Policy.parse(Data(#"{"version":1,"mode":"active","outputs":{"enabled":["x"]}}"#.utf8))
+        }
+    }
 }

@@ -448,7 +448,8 @@ final class Uploader: @unchecked Sendable {
     /// The collector refused this single event for good: set it aside with its reason.
     private func quarantine(_ batch: OutgoingBatch, status: Int, reason: String) {
         let now = clock.wallMilliseconds()
-        logger.warning("the collector refused an event; it is quarantined", metadata: ["status": "\(status)", "reason": "\(reason)"])
+        logger.warning("an output refused an event; it is quarantined for that output",
+                       metadata: ["output": "\(outputID)", "status": "\(status)", "reason": "\(reason)"])
         do {
             try database.withOutbox(outputID) { (outbox) throws(SQLiteError) in
                 try outbox.quarantine(batch, status: status, reason: reason, now: now)
@@ -481,7 +482,7 @@ final class Uploader: @unchecked Sendable {
         let failures = batchFailures[batch.rowID, default: 0] + 1
         batchFailures[batch.rowID] = failures
         let delay = backoff.delay(afterFailures: failures)
-        logger.debug("upload failed; retrying the batch later", metadata: ["error": "\(error)", "delay_s": "\(delay)"])
+        logger.debug("upload failed; retrying the batch later", metadata: ["output": "\(outputID)", "error": "\(error)", "delay_s": "\(delay)"])
         let end = endOfWait(delay)
         batchWaits[batch.rowID] = end.until
         lastError = error
@@ -499,12 +500,12 @@ final class Uploader: @unchecked Sendable {
     /// Waits as ``Backoff`` says: exponential with full jitter, never less than `Retry-After`.
     private func backOff(_ error: UploadError, retryAfter: TimeInterval?) {
         let delay = backoff.failed(retryAfter: retryAfter)
-        logger.debug("upload failed; retrying later", metadata: ["error": "\(error)", "delay_s": "\(delay)"])
+        logger.debug("upload failed; retrying later", metadata: ["output": "\(outputID)", "error": "\(error)", "delay_s": "\(delay)"])
         wait(delay, then: { .backingOff(until: $0) }, error)
     }
 
     private func pause(_ error: UploadError) {
-        logger.error("the collector refused uploads; pausing them", metadata: ["error": "\(error)"])
+        logger.error("the output refused uploads; pausing them", metadata: ["output": "\(outputID)", "error": "\(error)"])
         wait(settings.refusedBackoff, then: { .paused(until: $0) }, error)
     }
 
