@@ -259,6 +259,33 @@ struct OutputsTests {
         await collector.stop()
     }
 
+    @Test("Removing an output from the configuration gives up what it was owed, at the next start; the others keep theirs")
+    func removedOutputForgotten() async throws {
+        let scratch = Scratch()
+        let reserved = try ReservedPort()  // the collector never answers
+        let archive = KeepingOutput(id: "archive", pattern: "keep.**")
+        archive.failing.withLock { $0 = true }
+        var first = configuration(scratch, collector: reserved.url)
+        first.outputs = [archive, KeepingOutput(id: "gone")]
+        var logger = try NFLogger(configuration: first)
+        let kept = await logEvents(logger, points: 10, prefix: "keep")
+        _ = await logEvents(logger, points: 15, prefix: "drop")
+        #expect(await logger.diagnostics().storedPointEvents == 25)
+        await logger.close()
+
+        // Now only the archive: neither the collector (no upload URL) nor "gone" is owed anything.
+        let later = KeepingOutput(id: "archive", pattern: "keep.**")
+        var second = Configuration(databaseURL: scratch.databaseURL, appID: "com.example.e2e", appVersion: "1.0")
+        second.outputs = [later]
+        logger = try NFLogger(configuration: second)
+        #expect(await logger.diagnostics().storedPointEvents == 10)
+        await deliverAll(logger)
+        #expect(Set(later.ids) == kept && later.ids.count == 10)
+        #expect(await logger.diagnostics().storedPointEvents == 0)
+        await logger.close()
+        _ = reserved
+    }
+
     @Test("The rolling database counts an event once however many outputs want it, and reports drops per output")
     func pruningPerOutput() async throws {
         let scratch = Scratch()

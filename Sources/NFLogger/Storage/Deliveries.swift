@@ -48,9 +48,9 @@ final class Deliveries {
 
     /// Numbers the durable outputs configured now (ids kept from earlier runs keep their numbers),
     /// and forgets what outputs no longer configured were owed: removing an output from the
-    /// configuration gives up its undelivered events. Records the collector is done with and no
-    /// output owes any more leave their tables.
-    func register(_ ids: [String], tables: EventTableFactory) throws(SQLiteError) -> [String: Int64] {
+    /// configuration (the collector too, when `collector` is false) gives up its undelivered
+    /// events. Records the collector is done with and no output owes any more leave their tables.
+    func register(_ ids: [String], collector: Bool, tables: EventTableFactory) throws(SQLiteError) -> [String: Int64] {
         let insert = try connection.prepare("INSERT OR IGNORE INTO outputs (id) VALUES (?)")
         for id in ids {
             try insert.bind(id, at: 1)
@@ -63,6 +63,10 @@ final class Deliveries {
         try connection.execute("DELETE FROM deliveries WHERE output NOT IN (\(kept))")
         try connection.execute("DELETE FROM output_holds WHERE output NOT IN (\(kept))")
         try connection.execute("DELETE FROM upload_batches WHERE output <> 0 AND output NOT IN (\(kept))")
+        if !collector {
+            try connection.execute("DELETE FROM upload_batches WHERE output = 0")
+            for table in tables.all { try connection.execute("UPDATE \(table.tableName) SET batch_id = 0 WHERE batch_id IS NOT 0") }
+        }
         for table in tables.all {
             try connection.execute("""
                 DELETE FROM \(table.tableName) WHERE batch_id = 0

@@ -27,7 +27,7 @@ struct OpenDatabase {
         deliveries = try Deliveries(connection: connection, tables: tables)
         let (tables, deliveries) = (tables, deliveries)
         outputNumbers = try connection.transaction { () throws(SQLiteError) -> [String: Int64] in
-            try deliveries.register(outputs.others.map(\.id), tables: tables)
+            try deliveries.register(outputs.others.map(\.id), collector: outputs.hasCollector, tables: tables)
         }
         let tracksOthers = outputs.tracksOthers
         outbox = try Outbox(connection: connection, tables: tables, diagnostics: diagnostics, cipher: cipher, logger: logger,
