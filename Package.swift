@@ -68,6 +68,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // `swift package generate-documentation --target NFLogger` (the DocC catalog; .ci/run builds it).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
+        // The collector's PostgreSQL store (Storage/Postgres): a pooled client, no libpq.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // System libraries: libsqlite3 and zlib (Debian: libsqlite3-dev, zlib1g-dev).
@@ -116,6 +118,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: libraryFeatures
         ),
@@ -215,6 +218,7 @@ let package = Package(
         .testTarget(name: "NFLogCollectorTests", dependencies: [
             "NFLogCollector", "NFLogCollectorTesting", "NFLogger", "NFLogSupport",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),  // PostgresEventStoreTests' databases
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [

@@ -22,8 +22,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The port to listen on; 0 picks a free one.")
     var port: Int = 8080
 
-    @Option(help: "The SQLite database file (created if missing).")
-    var db: String
+    @OptionGroup var storage: StoreOptions
 
     @Option(help: "A JSON file of accepted app keys, as SHA-256: {\"keys\": [{\"app\": \"…\", \"key_sha256\": \"…\"}]} (keygen --app APP --keys FILE adds one). Without it: development mode, key dev-key, loopback only.")
     var keys: String?
@@ -145,7 +144,7 @@ struct Serve: AsyncParsableCommand {
         if let tlsCert, let tlsKey {
             configuration.tls = try CollectorTLS(certificateFile: URL(fileURLWithPath: tlsCert), privateKeyFile: URL(fileURLWithPath: tlsKey))
         }
-        let store = try SQLiteEventStore(path: db, readTimeLimit: .milliseconds(Int64(readTimeoutS * 1_000)))
+        let store = try await storage.open(readTimeLimit: .milliseconds(Int64(readTimeoutS * 1_000)))
         let server = try CollectorServer(configuration: configuration, store: store)
         try await server.run(handleSignals: true) { url in
             // The contract: this is the first line on stdout. Written straight to the file descriptor

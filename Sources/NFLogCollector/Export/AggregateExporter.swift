@@ -10,10 +10,10 @@ enum AggregateExporter {
                    a.dimensions, a.overflow, a.measures, a.received_ms, \(RowExport.contextColumns), a.id
             FROM aggregates a JOIN contexts c ON c.id = a.context_id
             """,
-        alias: "a", rowIDColumn: 21, lineCapacity: 1_024, writeLine: writeLine)
+        alias: "a", rowIDColumn: 21, lineCapacity: 1_024, writeLine: { writeLine($0, into: &$1) })
 
-    /// Appends the current row as one line.
-    private static func writeLine(_ statement: SQLiteStatement, into out: inout JSONWriter) {
+    /// Appends the current row as one line (from either store: ExportRow).
+    static func writeLine<Row: ExportRow>(_ statement: Row, into out: inout JSONWriter) {
         out.writeLiteral("{"); out.writeKey("app"); out.writeString(statement.text(at: 0) ?? "")
         out.writeLiteral(","); out.writeKey("uuid"); out.writeUUID(statement.uuid(at: 1))
         out.writeLiteral(","); out.writeKey("batch_id"); out.writeUUID(statement.uuid(at: 2))

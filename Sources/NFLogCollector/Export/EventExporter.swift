@@ -12,10 +12,10 @@ enum EventExporter {
                    e.transaction_id, e.parent_span, e.source, e.origin, e.id
             FROM events e JOIN contexts c ON c.id = e.context_id
             """,
-        alias: "e", rowIDColumn: 25, lineCapacity: 512, writeLine: writeLine)
+        alias: "e", rowIDColumn: 25, lineCapacity: 512, writeLine: { writeLine($0, into: &$1) })
 
-    /// Appends the current row as one line.
-    private static func writeLine(_ statement: SQLiteStatement, into out: inout JSONWriter) {
+    /// Appends the current row as one line (from either store: ExportRow).
+    static func writeLine<Row: ExportRow>(_ statement: Row, into out: inout JSONWriter) {
         out.writeLiteral("{"); out.writeKey("app"); out.writeString(statement.text(at: 0) ?? "")
         out.writeLiteral(","); out.writeKey("uuid"); out.writeUUID(statement.uuid(at: 1))
         out.writeLiteral(","); out.writeKey("batch_id"); out.writeUUID(statement.uuid(at: 2))

@@ -50,7 +50,7 @@ struct RowExport: Sendable {
     }
 
     /// The context's columns, as a line's last member `"context": {…}`, closing the line.
-    static func writeContext(_ statement: SQLiteStatement, from column: Int32, into out: inout JSONWriter) {
+    static func writeContext<Row: ExportRow>(_ statement: Row, from column: Int32, into out: inout JSONWriter) {
         out.writeLiteral(","); out.writeKey("context"); out.writeLiteral("{")
         out.writeKey("sdk_name"); out.writeString(statement.text(at: column) ?? "")
         let keys: [StaticString] = ["sdk_version", "app_id", "app_version", "os_name", "os_version", "locale"]

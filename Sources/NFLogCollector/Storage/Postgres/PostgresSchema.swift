@@ -1,0 +1,178 @@
+import Logging
+import PostgresNIO
+
+/// One schema change: statements run in order, in the migrating transaction (the extended
+/// protocol takes one statement per query, hence a list).
+struct PostgresMigration: Sendable {
+    let version: Int
+    let name: String
+    let statements: [String]
+}
+
+/// The collector's PostgreSQL schema and its migrator.
+///
+/// Several collectors may start at once against one empty database: each migrates inside one
+/// transaction that first takes a transaction-scoped advisory lock, so one applies what is
+/// missing while the others wait, then find it applied (`schema_migrations`) and apply nothing.
+/// DDL is transactional in PostgreSQL: a migration that fails leaves nothing half done.
+enum PostgresSchema {
+    /// `pg_advisory_xact_lock` keys, arbitrary but fixed: the schema's migrations, and the
+    /// creation and dropping of the events' day partitions.
+    static let migrationLock: Int64 = 0x4E46_4C6F_6700_0001  // "NFLog", 1
+    static let partitionLock: Int64 = 0x4E46_4C6F_6700_0002
+
+    static let migrations: [PostgresMigration] = [
+        // The same tables as SQLite's (CollectorSchema), with two differences the shared database
+        // needs. `events` is partitioned by day on received_ms (DayPartition), so retention drops
+        // a table instead of deleting rows; a unique index on a partitioned table must contain the
+        // partition key, so (app, uuid) is unique in `event_ids`, a plain table that decides which
+        // events are new (`INSERT … ON CONFLICT DO NOTHING`: a second collector inserting the same
+        // uuid waits for the first one's commit, then skips it). Row ids come from a sequence.
+        PostgresMigration(version: 1, name: "events (by day), event ids, sessions, contexts, batches, totals", statements: [
+            """
+            CREATE TABLE contexts (
+                id bigserial PRIMARY KEY,
+                app text NOT NULL,
+                sdk_name text NOT NULL, sdk_version text NOT NULL,
+                app_id text NOT NULL, app_version text NOT NULL,
+                os_name text NOT NULL, os_version text NOT NULL, locale text NOT NULL,
+                UNIQUE (app, sdk_name, sdk_version, app_id, app_version, os_name, os_version, locale)
+            )
+            """,
+            """
+            CREATE TABLE sessions (
+                app text NOT NULL,
+                uuid uuid NOT NULL,
+                context_id bigint NOT NULL REFERENCES contexts (id),
+                started_ms bigint NOT NULL,
+                ended_ms bigint,
+                PRIMARY KEY (app, uuid)
+            )
+            """,
+            "CREATE TABLE event_ids (app text NOT NULL, uuid uuid NOT NULL, PRIMARY KEY (app, uuid))",
+            "CREATE SEQUENCE events_id_seq AS bigint",
+            """
+            CREATE TABLE events (
+                id bigint NOT NULL DEFAULT nextval('events_id_seq'),
+                app text NOT NULL,
+                uuid uuid NOT NULL,
+                batch_id uuid NOT NULL,
+                session uuid NOT NULL,
+                context_id bigint NOT NULL,
+                name text NOT NULL,
+                kind text NOT NULL,
+                type text NOT NULL,
+                timestamp_ms bigint NOT NULL,
+                end_ms bigint,
+                duration_ms double precision,
+                parameters text,
+                end_parameters text,
+                received_ms bigint NOT NULL,
+                abandoned boolean NOT NULL DEFAULT false,
+                given_up boolean,
+                transaction_id uuid,
+                parent_span bigint,
+                span_id bigint,
+                source text,
+                origin text
+            ) PARTITION BY RANGE (received_ms)
+            """,
+            // Export pages walk an app's rows by id; the report reads spans by name and duration.
+            "CREATE INDEX events_app_id ON events (app, id)",
+            "CREATE INDEX events_spans ON events (app, kind, type, name, duration_ms) WHERE kind = 'span'",
+            """
+            CREATE TABLE batches (
+                app text NOT NULL,
+                uuid uuid NOT NULL,
+                first_received_ms bigint NOT NULL,
+                last_received_ms bigint NOT NULL,
+                requests bigint NOT NULL,
+                accepted bigint NOT NULL,
+                duplicates bigint NOT NULL,
+                PRIMARY KEY (app, uuid)
+            )
+            """,
+            """
+            CREATE TABLE totals (
+                app text PRIMARY KEY,
+                events bigint NOT NULL DEFAULT 0,
+                duplicates bigint NOT NULL DEFAULT 0,
+                batches bigint NOT NULL DEFAULT 0,
+                requests bigint NOT NULL DEFAULT 0,
+                abandoned bigint NOT NULL DEFAULT 0,
+                pruned bigint NOT NULL DEFAULT 0,
+                database_resets bigint NOT NULL DEFAULT 0,
+                aggregates bigint NOT NULL DEFAULT 0,
+                aggregate_duplicates bigint NOT NULL DEFAULT 0,
+                aggregated_events bigint NOT NULL DEFAULT 0
+            )
+            """,
+            "CREATE TABLE name_counts (app text NOT NULL, name text NOT NULL, count bigint NOT NULL, PRIMARY KEY (app, name))",
+            "CREATE TABLE device_prunes (app text NOT NULL, name text NOT NULL, count bigint NOT NULL, PRIMARY KEY (app, name))",
+            """
+            CREATE TABLE device_resets (
+                id bigserial PRIMARY KEY,
+                app text NOT NULL,
+                batch_id uuid NOT NULL,
+                at_ms bigint NOT NULL,
+                reason text NOT NULL
+            )
+            """,
+            "CREATE TABLE write_probe (id int PRIMARY KEY CHECK (id = 1), at_ms bigint NOT NULL)",
+        ]),
+        // Aggregates: not partitioned (far fewer rows than events), so (app, uuid) is unique here.
+        PostgresMigration(version: 2, name: "aggregates", statements: [
+            """
+            CREATE TABLE aggregates (
+                id bigserial PRIMARY KEY,
+                app text NOT NULL,
+                uuid uuid NOT NULL,
+                batch_id uuid NOT NULL,
+                session uuid NOT NULL,
+                context_id bigint NOT NULL REFERENCES contexts (id),
+                name text NOT NULL,
+                type text NOT NULL,
+                start_ms bigint NOT NULL,
+                end_ms bigint NOT NULL,
+                window_s bigint NOT NULL,
+                count bigint NOT NULL,
+                dimensions text NOT NULL,
+                overflow boolean NOT NULL DEFAULT false,
+                measures text NOT NULL,
+                received_ms bigint NOT NULL,
+                UNIQUE (app, uuid)
+            )
+            """,
+            "CREATE INDEX aggregates_names ON aggregates (app, name, start_ms)",
+        ]),
+    ]
+
+    /// Applies the migrations `connection`'s database lacks, under the advisory lock; returns the
+    /// versions it applied (none when another collector or an earlier start did).
+    @discardableResult
+    static func migrate(_ connection: PostgresConnection, logger: Logger,
+                        migrations: [PostgresMigration] = migrations) async throws -> [Int] {
+        try await connection.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
+            try await connection.query("""
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
+                """, logger: logger)
+            var applied = Set<Int>()
+            for try await version in try await connection.query("SELECT version FROM schema_migrations", logger: logger)
+                .decode(Int.self) {
+                applied.insert(version)
+            }
+            var done: [Int] = []
+            for migration in migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(migration.version) {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(
+                    "INSERT INTO schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))", logger: logger)
+                done.append(migration.version)
+            }
+            return done
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import NIOSSL
+import PostgresNIO
+
+/// A PostgreSQL connection URL (`postgres://USER@HOST:PORT/DB?sslmode=…`) read into a client
+/// configuration.
+///
+/// The password is never part of the URL: a URL is typed on command lines and lands in shell
+/// histories and `ps` output. It comes from a file (``init(_:passwordFile:environment:)``'s
+/// `passwordFile`, its first line) or from `PGPASSWORD`, as libpq's tools read it.
+struct PostgresURL: Sendable {
+    let host: String
+    let port: Int
+    let user: String
+    let database: String
+    /// libpq's `sslmode`: disable, allow, prefer (the default, as libpq), require, verify-ca, verify-full.
+    let sslMode: String
+    /// `sslrootcert`: the CA file that verify-ca and verify-full trust (the system's roots otherwise).
+    let rootCertificate: String?
+    let password: String?
+
+    init(_ text: String, passwordFile: String? = nil,
+         environment: [String: String] = ProcessInfo.processInfo.environment) throws(PostgresStoreError) {
+        guard let components = URLComponents(string: text),
+              components.scheme == "postgres" || components.scheme == "postgresql",
+              let host = components.host, !host.isEmpty else {
+            throw PostgresStoreError.configuration("not a PostgreSQL URL (postgres://USER@HOST:PORT/DB): \(text)")
+        }
+        guard components.password == nil else {
+            throw PostgresStoreError.configuration(
+                "the URL carries a password: give it in a file (--password-file) or PGPASSWORD, never on the command line")
+        }
+        let database = String(components.path.drop { $0 == "/" })
+        self.host = host
+        self.port = components.port ?? 5432
+        self.user = components.user ?? "postgres"
+        self.database = database.isEmpty ? self.user : database
+        let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+        self.sslMode = query["sslmode"] ?? "prefer"
+        guard ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"].contains(sslMode) else {
+            throw PostgresStoreError.configuration("unknown sslmode \(sslMode)")
+        }
+        self.rootCertificate = query["sslrootcert"]
+        if let passwordFile {
+            do {
+                let contents = try String(contentsOfFile: passwordFile, encoding: .utf8)
+                self.password = String(contents.split(whereSeparator: \.isNewline).first ?? "")
+            } catch {
+                throw PostgresStoreError.configuration("cannot read the password file \(passwordFile): \(error)")
+            }
+        } else {
+            self.password = environment["PGPASSWORD"]
+        }
+    }
+
+    /// The client's configuration: TLS as libpq's sslmode means it (require encrypts without
+    /// checking the certificate; verify-ca checks the chain; verify-full the host name too).
+    func configuration(poolSize: Int) -> PostgresClient.Configuration {
+        var tls: PostgresClient.Configuration.TLS
+        var unverified = TLSConfiguration.makeClientConfiguration()
+        unverified.certificateVerification = .none
+        var verified = TLSConfiguration.makeClientConfiguration()
+        if let rootCertificate { verified.trustRoots = .file(rootCertificate) }
+        switch sslMode {
+        case "disable": tls = .disable
+        case "allow", "prefer": tls = .prefer(unverified)
+        case "require": tls = .require(unverified)
+        case "verify-ca":
+            verified.certificateVerification = .noHostnameVerification
+            tls = .require(verified)
+        default: tls = .require(verified)
+        }
+        var configuration = PostgresClient.Configuration(host: host, port: port, username: user, password: password,
+                                                         database: database, tls: tls)
+        configuration.options.maximumConnections = max(poolSize, 1)
+        return configuration
+    }
+}

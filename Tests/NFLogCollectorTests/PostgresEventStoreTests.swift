@@ -1,0 +1,327 @@
+import Foundation
+import Logging
+@testable import NFLogCollector
+import PostgresNIO
+import Testing
+
+/// A fresh database per test on the PostgreSQL server of NFLOG_POSTGRES_URL (`scripts/postgres
+/// start DIR` prints one; .ci/run exports it), created before the test and dropped after it.
+enum PostgresTestDatabase {
+    static let url = ProcessInfo.processInfo.environment["NFLOG_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    static let skipMessage: Comment = "NFLOG_POSTGRES_URL is not set: the PostgreSQL store's tests need a server (scripts/postgres start DIR prints a URL)"
+
+    /// Runs `body` with the URL of a new, empty database, dropped afterwards whatever happens.
+    static func with(_ body: (String) async throws -> Void) async throws {
+        let base = try #require(url)
+        let name = "nflog_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try await admin(base, "CREATE DATABASE \(name)")
+        var components = try #require(URLComponents(string: base))
+        components.path = "/" + name
+        let testURL = try #require(components.string)
+        do {
+            try await body(testURL)
+        } catch {
+            try? await admin(base, "DROP DATABASE \(name) WITH (FORCE)")
+            throw error
+        }
+        try await admin(base, "DROP DATABASE \(name) WITH (FORCE)")
+    }
+
+    /// Runs one statement on the server's own database (CREATE / DROP DATABASE cannot run in it
+    /// through the store).
+    static func admin(_ base: String, _ sql: String) async throws {
+        try await withClient(base) { client in
+            try await client.query(PostgresQuery(unsafeSQL: sql))
+        }
+    }
+
+    static func withClient(_ url: String, _ body: (PostgresClient) async throws -> Void) async throws {
+        let configuration = try PostgresURL(url).configuration(poolSize: 1)
+        let client = PostgresClient(configuration: configuration)
+        let runner = Task { await client.run() }
+        defer { runner.cancel() }
+        try await body(client)
+    }
+}
+
+/// The batches the stores are compared on: points, network spans, use cases (completed, not),
+/// aggregates, a session end, device diagnostics.
+enum PostgresFixtures {
+    static func decode(_ json: String) throws -> Batch {
+        try BatchDecoder().decode(Array(json.utf8))
+    }
+
+    static func points(_ count: Int, name: String = "ui.tap") -> [String] {
+        (0..<count).map { _ in BatchFixtures.point(name: name) }
+    }
+
+    /// A batch with every kind of record, and diagnostics.
+    static func mixed(id: String = UUID().uuidString.lowercased()) -> String {
+        let useCase = #"{"uuid":"\#(UUID().uuidString.lowercased())","session":"\#(BatchFixtures.session)","name":"checkout","kind":"span","type":"usecase","timestamp":1750000000000,"start":1750000000000,"end":1750000001000,"duration_ms":1000,"end_parameters":{"completed":false}}"#
+        let web = #"{"uuid":"\#(UUID().uuidString.lowercased())","session":"\#(BatchFixtures.session)","name":"page.view","kind":"point","type":"event","timestamp":1750000000000,"source":"web","origin":"https://shop.example"}"#
+        let events = [BatchFixtures.point(), BatchFixtures.point(name: "ui.swipe", parameters: nil), BatchFixtures.span(), useCase, web]
+        let aggregates = [AggregateFixtures.json(AggregateFixtures.aggregate()),
+                          AggregateFixtures.json(AggregateFixtures.aggregate(dimensions: nil))]
+        return String(AggregateFixtures.batch(id: id, events: events, aggregates: aggregates).dropLast())
+            + #","diagnostics":{"pruned":{"ui.tap":3,"net.request":2},"database_resets":[{"at":1749999999000,"reason":"corrupt"}]}}"#
+    }
+
+    static func lines(_ export: (@escaping @Sendable ([UInt8]) -> Void) async throws -> Void) async throws -> [String] {
+        let collected = LineCollector()
+        try await export { collected.append(String(decoding: $0, as: UTF8.self)) }
+        return collected.lines
+    }
+}
+
+/// Lines handed to an export's callback (a @Sendable closure).
+final class LineCollector: @unchecked Sendable {
+    // @unchecked: `stored` is touched only under `lock`.
+    private let lock = NSLock()
+    private var stored: [String] = []
+    func append(_ line: String) { lock.withLock { stored.append(line) } }
+    var lines: [String] { lock.withLock { stored } }
+}
+
+@Suite("PostgresEventStore against a real PostgreSQL", .enabled(if: PostgresTestDatabase.url != nil, PostgresTestDatabase.skipMessage))
+struct PostgresEventStoreTests {
+    @Test("A batch is stored; a retry of it is counted as duplicates, its diagnostics once")
+    func storeAndRetry() async throws {
+        try await PostgresTestDatabase.with { url in
+            let store = try await PostgresEventStore(url: url, poolSize: 2)
+            let batch = try PostgresFixtures.decode(PostgresFixtures.mixed())
+            let first = try await store.store(batch, app: "shop", receivedAt: 1_750_000_001_000)
+            #expect(first == StoreResult(accepted: 7, duplicates: 0))
+            let retry = try await store.store(batch, app: "shop", receivedAt: 1_750_000_002_000)
+            #expect(retry == StoreResult(accepted: 0, duplicates: 7))
+            let stats = try await store.stats(app: "shop")
+            #expect(stats.eventsStored == 5 && stats.duplicatesDropped == 5)
+            #expect(stats.aggregatesStored == 2 && stats.aggregateDuplicatesDropped == 2 && stats.aggregatedEvents == 6)
+            #expect(stats.batches == 1 && stats.requests == 2)
+            #expect(stats.prunedOnDevices == 5 && stats.prunedOnDevicesByName == ["ui.tap": 3, "net.request": 2])
+            #expect(stats.databaseResets == 1)
+            #expect(stats.eventsByName == ["ui.tap": 1, "ui.swipe": 1, "net.request": 1, "checkout": 1, "page.view": 1])
+            let ids = batch.events.map(\.id) + [UUID()]
+            #expect(try await store.storedIDs(app: "shop", among: ids) == Set(batch.events.map(\.id)))
+            await store.close()
+            await #expect(throws: PostgresStoreError.closed) { try await store.stats(app: "shop") }
+        }
+    }
+
+    @Test("A uuid twice in one batch is stored once, the second counted a duplicate (as on SQLite)")
+    func duplicateInsideBatch() async throws {
+        try await PostgresTestDatabase.with { url in
+            let store = try await PostgresEventStore(url: url, poolSize: 1)
+            let uuid = UUID().uuidString.lowercased()
+            let batch = try PostgresFixtures.decode(BatchFixtures.batch(events: [BatchFixtures.point(uuid), BatchFixtures.point(uuid)]))
+            #expect(try await store.store(batch, app: "shop", receivedAt: 1_000) == StoreResult(accepted: 1, duplicates: 1))
+            await store.close()
+        }
+    }
+
+    @Test("Two collectors (two stores, two pools) storing the same batches at once: each event once, duplicates counted once")
+    func concurrentCollectors() async throws {
+        try await PostgresTestDatabase.with { url in
+            // Both migrate the empty database at once: the advisory lock lets one do it.
+            async let a = PostgresEventStore(url: url, poolSize: 4)
+            async let b = PostgresEventStore(url: url, poolSize: 4)
+            let stores = try await [a, b]
+            let batches = try (0..<8).map { _ in try PostgresFixtures.decode(BatchFixtures.batch(events: PostgresFixtures.points(250))) }
+            // Every batch sent 3 times to each collector, all at once: 6 requests per batch.
+            let results = try await withThrowingTaskGroup(of: StoreResult.self) { group in
+                for batch in batches {
+                    for store in stores {
+                        for _ in 0..<3 {
+                            group.addTask { try await store.store(batch, app: "shop", receivedAt: 1_750_000_000_000) }
+                        }
+                    }
+                }
+                return try await group.reduce(into: [StoreResult]()) { $0.append($1) }
+            }
+            #expect(results.reduce(0) { $0 + $1.accepted } == 8 * 250)
+            #expect(results.reduce(0) { $0 + $1.duplicates } == 8 * 250 * 5)
+            let stats = try await stores[0].stats(app: "shop")
+            #expect(stats.eventsStored == 2_000 && stats.duplicatesDropped == 10_000)
+            #expect(stats.batches == 8 && stats.requests == 48 && stats.eventsByName == ["ui.tap": 2_000])
+            let lines = try await PostgresFixtures.lines { try await stores[1].exportEvents(app: "shop", line: $0) }
+            #expect(lines.count == 2_000)
+            for store in stores { await store.close() }
+        }
+    }
+
+    @Test("Stats and exports are SQLite's, line for line, for the same batches")
+    func sameAsSQLite() async throws {
+        try await PostgresTestDatabase.with { url in
+            let postgres = try await PostgresEventStore(url: url, poolSize: 2)
+            let path = StoreFixtures.temporaryPath()
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let sqlite = try SQLiteEventStore(path: path, durableCommits: false)
+            let mixed = try PostgresFixtures.decode(PostgresFixtures.mixed())
+            let batches = [mixed, mixed, try PostgresFixtures.decode(BatchFixtures.batch(events: PostgresFixtures.points(40, name: "ui.scroll"))),
+                           try PostgresFixtures.decode(PostgresFixtures.mixed())]
+            for (offset, batch) in batches.enumerated() {
+                for app in ["shop", "blog"] where app == "shop" || offset == 2 {
+                    let receivedAt = 1_750_000_000_000 + Int64(offset)
+                    let expected = try await sqlite.store(batch, app: app, receivedAt: receivedAt)
+                    #expect(try await postgres.store(batch, app: app, receivedAt: receivedAt) == expected)
+                }
+            }
+            for app in ["shop", "blog", "none"] {
+                #expect(try await postgres.stats(app: app) == (try await sqlite.stats(app: app)))
+                let pgLines = try await PostgresFixtures.lines { try await postgres.exportEvents(app: app, line: $0) }
+                let sqliteLines = try await PostgresFixtures.lines { try await sqlite.exportEvents(app: app, line: $0) }
+                #expect(pgLines == sqliteLines)
+                let pgAggregates = try await PostgresFixtures.lines { try await postgres.exportAggregates(app: app, line: $0) }
+                let sqliteAggregates = try await PostgresFixtures.lines { try await sqlite.exportAggregates(app: app, line: $0) }
+                #expect(pgAggregates == sqliteAggregates)
+            }
+            let all = try await PostgresFixtures.lines { try await postgres.exportEvents(app: nil, line: $0) }
+            #expect(all == (try await PostgresFixtures.lines { try await sqlite.exportEvents(app: nil, line: $0) }))
+            #expect(try await postgres.apps() == (try await sqlite.apps()))
+
+            // Pages: the same lines, page by page, to the end.
+            var after: Int64 = 0
+            var pages = 0
+            var pageLines: [UInt8] = []
+            while true {
+                let page = try await postgres.exportPage(app: "shop", after: after, limit: 7)
+                guard let last = page.last else { break }
+                #expect(page.count <= 7)
+                pageLines += page.lines
+                after = last
+                pages += 1
+            }
+            let shopLines = try await PostgresFixtures.lines { try await sqlite.exportEvents(app: "shop", line: $0) }
+            #expect(String(decoding: pageLines, as: UTF8.self) == shopLines.joined())
+            #expect(pages == (shopLines.count + 6) / 7)
+            let aggregatePage = try await postgres.exportAggregatePage(app: "shop", after: 0, limit: 100)
+            let sqliteAggregatePage = try await sqlite.exportAggregatePage(app: "shop", after: 0, limit: 100)
+            #expect(aggregatePage.lines == sqliteAggregatePage.lines && aggregatePage.count == 4)
+            try await postgres.probeWrite()
+            await postgres.close()
+            await sqlite.close()
+        }
+    }
+
+    @Test("Apps are isolated: the same uuids in two apps are two events, counted apart")
+    func perAppIsolation() async throws {
+        try await PostgresTestDatabase.with { url in
+            let store = try await PostgresEventStore(url: url, poolSize: 2)
+            let batch = try PostgresFixtures.decode(BatchFixtures.batch(events: PostgresFixtures.points(3)))
+            #expect(try await store.store(batch, app: "a", receivedAt: 1_000) == StoreResult(accepted: 3, duplicates: 0))
+            #expect(try await store.store(batch, app: "b", receivedAt: 1_000) == StoreResult(accepted: 3, duplicates: 0))
+            #expect(try await store.store(batch, app: "b", receivedAt: 1_000) == StoreResult(accepted: 0, duplicates: 3))
+            #expect(try await store.stats(app: "a").duplicatesDropped == 0)
+            #expect(try await store.stats(app: "b").duplicatesDropped == 3)
+            #expect(try await store.apps() == ["a", "b"])
+            #expect(try await store.storedIDs(app: "c", among: batch.events.map(\.id)).isEmpty)
+            #expect(try await store.exportPage(app: "a", after: 0, limit: 100).count == 3)
+            await store.close()
+        }
+    }
+
+    @Test("Migrations: from empty, four collectors at once apply each once; a restart applies none")
+    func migrations() async throws {
+        try await PostgresTestDatabase.with { url in
+            let logger = Logger(label: "test")
+            let applied = try await withThrowingTaskGroup(of: [Int].self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        var versions: [Int] = []
+                        try await PostgresTestDatabase.withClient(url) { client in
+                            try await client.withConnection { versions = try await PostgresSchema.migrate($0, logger: logger) }
+                        }
+                        return versions
+                    }
+                }
+                return try await group.reduce(into: [[Int]]()) { $0.append($1) }
+            }
+            let all = PostgresSchema.migrations.map(\.version)
+            #expect(applied.filter { !$0.isEmpty } == [all])
+            let store = try await PostgresEventStore(url: url, poolSize: 1)
+            await store.close()
+            try await PostgresTestDatabase.withClient(url) { client in
+                try await client.withConnection { connection in
+                    #expect(try await PostgresSchema.migrate(connection, logger: logger).isEmpty)
+                    var recorded: [Int] = []
+                    for try await version in try await connection.query("SELECT version FROM schema_migrations ORDER BY version",
+                                                                       logger: logger).decode(Int.self) {
+                        recorded.append(version)
+                    }
+                    #expect(recorded == all)
+                }
+            }
+        }
+    }
+
+    @Test("An earlier version migrates forward: version 1 alone, then the store adds the rest, keeping the events")
+    func migrationFromEarlierVersion() async throws {
+        try await PostgresTestDatabase.with { url in
+            let logger = Logger(label: "test")
+            try await PostgresTestDatabase.withClient(url) { client in
+                let applied = try await client.withConnection { connection in
+                    try await PostgresSchema.migrate(connection, logger: logger, migrations: Array(PostgresSchema.migrations.prefix(1)))
+                }
+                #expect(applied == [1])
+            }
+            let store = try await PostgresEventStore(url: url, poolSize: 1)
+            let batch = try PostgresFixtures.decode(PostgresFixtures.mixed())
+            #expect(try await store.store(batch, app: "shop", receivedAt: 1_000).accepted == 7)
+            await store.close()
+        }
+    }
+
+    @Test("dropEvents drops whole days older than the cutoff and says how many events they held")
+    func dropEvents() async throws {
+        try await PostgresTestDatabase.with { url in
+            let store = try await PostgresEventStore(url: url, poolSize: 2)
+            let day: Int64 = 86_400_000
+            let start = DayPartition(containing: 1_750_000_000_000).start
+            var batches: [Batch] = []
+            for offset in 0..<3 {
+                let batch = try PostgresFixtures.decode(BatchFixtures.batch(events: PostgresFixtures.points(10 + offset)))
+                batches.append(batch)
+                _ = try await store.store(batch, app: "shop", receivedAt: start + Int64(offset) * day + 5_000)
+            }
+            // A cutoff inside the third day keeps it whole; the first two go.
+            #expect(try await store.dropEvents(receivedBefore: start + 2 * day + 1_000) == 21)
+            #expect(try await store.dropEvents(receivedBefore: start + 2 * day + 1_000) == 0)
+            #expect(try await store.storedIDs(app: "shop", among: batches[0].events.map(\.id)).isEmpty)
+            #expect(try await store.storedIDs(app: "shop", among: batches[2].events.map(\.id)).count == 12)
+            let lines = try await PostgresFixtures.lines { try await store.exportEvents(app: "shop", line: $0) }
+            #expect(lines.count == 12)
+            // The dropped day is created again when a batch needs it (here: a late retry).
+            #expect(try await store.store(batches[0], app: "shop", receivedAt: start + 5_000).accepted == 10)
+            await store.close()
+        }
+    }
+
+    @Test("The URL: no password in it, sslmode read, the password from a file")
+    func urls() throws {
+        #expect(throws: PostgresStoreError.self) { try PostgresURL("postgres://u:secret@h/db") }
+        #expect(throws: PostgresStoreError.self) { try PostgresURL("postgres://u@h/db?sslmode=maybe") }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("pw-\(UUID().uuidString)").path
+        try "s3cret\n".write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let url = try PostgresURL("postgres://nflog@db.example:6432/events?sslmode=verify-full", passwordFile: file, environment: [:])
+        #expect(url.host == "db.example" && url.port == 6432 && url.user == "nflog" && url.database == "events")
+        #expect(url.password == "s3cret" && url.sslMode == "verify-full")
+        #expect(try PostgresURL("postgres://h", environment: ["PGPASSWORD": "p"]).password == "p")
+    }
+}
+
+@Suite("Day partitions")
+struct DayPartitionTests {
+    @Test("Names are UTC dates and read back; bounds are whole days")
+    func names() {
+        let partition = DayPartition(containing: 1_750_000_000_000)  // 2025-06-15T15:06:40Z
+        #expect(partition.tableName == "events_p20250615")
+        #expect(DayPartition(tableName: "events_p20250615") == partition)
+        #expect(partition.start == 1_749_945_600_000 && partition.end == partition.start + 86_400_000)
+        #expect(DayPartition(containing: 0).tableName == "events_p19700101")
+        #expect(DayPartition(tableName: "events_p20250230") == nil)
+        #expect(DayPartition(tableName: "events_default") == nil)
+        for day in stride(from: Int64(0), to: 40_000, by: 37) {
+            #expect(DayPartition(tableName: DayPartition(day: day).tableName)?.day == day)
+        }
+    }
+}
