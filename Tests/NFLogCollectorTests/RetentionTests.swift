@@ -70,7 +70,7 @@ struct SQLiteRetentionTests {
         let a = try await store.stats(app: "a")
         #expect(a.eventsStored == 53 && a.eventsExpired == 32 && a.eventsKept == 21)
         #expect(a.aggregatesStored == 7 && a.aggregatesExpired == 4)
-        #expect(a.eventsByName["ui.tap"] == 53 && a.batches == 3 && a.requests == 3)
+        #expect(a.eventsByName["ui.tap"] == 53 && a.batches == 4 && a.requests == 4)
         let b = try await store.stats(app: "b")
         #expect(b.eventsStored == 5 && b.eventsExpired == 5 && b.aggregatesExpired == 0)
 
@@ -211,7 +211,7 @@ struct RetentionSchedulerTests {
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
-        let atStart = try await stats { $0["events_expired"] as? Int == 40 }
+        let atStart = try await stats { $0["events_expired"] as? Int == 40 && $0["aggregates_expired"] as? Int == 2 }
         #expect(atStart["events_expired"] as? Int == 40 && atStart["aggregates_expired"] as? Int == 2)
         #expect(atStart["events_stored"] as? Int == 50 && atStart["aggregates_stored"] as? Int == 2)
         #expect(try await collector.exportedEvents().count == 10)
