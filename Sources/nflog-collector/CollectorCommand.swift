@@ -69,6 +69,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds one read may run (a report, a lookup, an export page) before it is stopped with 503 and Retry-After; uploads are never held up by reads.")
     var readTimeoutS: Double = 30
 
+    @Option(help: "Keep events this many days (1 to 36500), by when the collector received them: older events and aggregates are dropped at start and then every hour, counted in stats as events_expired and aggregates_expired. Default: kept forever.")
+    var retentionDays: Int?
+
     func validate() throws {
         guard readTimeoutS.isFinite, readTimeoutS > 0, readTimeoutS <= 3_600 else {
             throw ValidationError("--read-timeout-s must be more than 0 and at most 3600")
@@ -83,6 +86,9 @@ struct Serve: AsyncParsableCommand {
         }
         guard minBodyRate >= 1 else { throw ValidationError("--min-body-rate must be at least 1 byte per second") }
         guard maxInflightBytes >= 1 << 20 else { throw ValidationError("--max-inflight-bytes must be at least 1048576 (1 MiB)") }
+        if let retentionDays {
+            do { _ = try Retention(days: retentionDays) } catch { throw ValidationError(error.description) }
+        }
     }
 
     func run() async throws {
@@ -95,6 +101,7 @@ struct Serve: AsyncParsableCommand {
         configuration.connections.requestHeadTimeout = .milliseconds(Int64(requestHeadTimeoutS * 1_000))
         configuration.connections.minBodyBytesPerSecond = minBodyRate
         configuration.maxInflightBodyBytes = maxInflightBytes
+        configuration.retention = try retentionDays.map { days throws(CollectorError) in try Retention(days: days) }
         if rateLimit > 0 {
             configuration.rateLimit = try RateLimit(requestsPerSecond: rateLimit, burst: rateBurst)
         }

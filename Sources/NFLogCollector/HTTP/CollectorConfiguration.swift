@@ -37,6 +37,8 @@ public struct CollectorConfiguration: Sendable {
     public var tls: CollectorTLS?
     /// How many connections at once, and how long and how slowly each may take.
     public var connections = ConnectionLimits()
+    /// How long events are kept, by the collector's receive time; `nil` (the default): forever.
+    public var retention: Retention?
 
     public init() {}
 
@@ -49,6 +51,8 @@ public enum CollectorError: Error, Sendable, CustomStringConvertible {
     case developmentModeNeedsLoopback(host: String)
     /// Everyone knows `dev-read-token`: a collector that accepts it must not be reachable.
     case developmentReadTokenNeedsLoopback(host: String)
+    /// Retention is 1 to ``Retention/maxDays`` days.
+    case invalidRetentionDays(Int)
 
     public var description: String {
         switch self {
@@ -56,6 +60,8 @@ public enum CollectorError: Error, Sendable, CustomStringConvertible {
             "refusing to listen on \(host) in development mode (no --keys file): anyone could upload with dev-key. Use --host 127.0.0.1, or give --keys FILE."
         case .developmentReadTokenNeedsLoopback(let host):
             "refusing to listen on \(host) while the development read token dev-read-token is accepted: anyone could read. Use --host 127.0.0.1, or give --read-tokens FILE."
+        case .invalidRetentionDays(let days):
+            "--retention-days must be between 1 and \(Retention.maxDays) (got \(days)); leave it out to keep every event"
         }
     }
 }

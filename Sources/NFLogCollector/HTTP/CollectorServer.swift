@@ -18,6 +18,9 @@ public final class CollectorServer: Sendable {
     public let configuration: CollectorConfiguration
     public let store: any EventStore
     private let logger: Logger
+    /// Where retention says what it dropped: the given logger, else the console at info level
+    /// (the server's own default logger is quiet, warnings only).
+    private let retentionLogger: Logger
     /// The running service group, so ``shutdown()`` can stop it gracefully.
     private let group = Mutex<ServiceGroup?>(nil)
 
@@ -37,6 +40,7 @@ public final class CollectorServer: Sendable {
         var quiet = Logger(label: "nflog-collector")
         quiet.logLevel = .warning
         self.logger = logger ?? quiet
+        self.retentionLogger = logger ?? Logger(label: "nflog-collector.retention")
     }
 
     /// Serves until ``shutdown()`` is called (or, with `handleSignals`, until SIGINT or SIGTERM),
@@ -64,8 +68,15 @@ public final class CollectorServer: Sendable {
                 if let url = URL(string: "\(scheme)://\(shownHost):\(port)") { await onListening(url) }
             },
             logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: app)]
+        if let retention = configuration.retention {
+            // After the server in the list, so stopped before it. Its run ends only on shutdown;
+            // should it end otherwise, serving goes on.
+            services.append(.init(service: RetentionScheduler(retention: retention, store: store, logger: retentionLogger),
+                                  successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore))
+        }
         let serviceGroup = ServiceGroup(configuration: .init(
-            services: [app], gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [], logger: logger))
+            services: services, gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [], logger: logger))
         group.withLock { $0 = serviceGroup }
         try await serviceGroup.run()
     }

@@ -130,7 +130,7 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         databaseResets = stats.databaseResets
         self.aggregates = aggregates
         self.aggregatesOmitted = aggregatesOmitted
-        self.eventsBySource = eventsBySource ?? EventsBySource(native: stats.eventsStored, web: 0)
+        self.eventsBySource = eventsBySource ?? EventsBySource(native: stats.eventsKept, web: 0)
         self.webOrigins = webOrigins
     }
 

@@ -158,5 +158,21 @@ enum CollectorSchema {
             ALTER TABLE events ADD COLUMN origin TEXT;
             CREATE INDEX events_web ON events (app, source, origin) WHERE source IS NOT NULL;
             """),
+        // Retention (EventStore.dropEvents): events and aggregates are dropped by the collector's
+        // receive time, in bounded transactions found through these indexes (without them each
+        // transaction would scan the table). Their keys grow with time, so an insert lands at the
+        // end, a few hot pages. A session's `last_received_ms` is the latest batch that listed it:
+        // every event and aggregate of a session comes in a batch that lists it (PROTOCOL.md), so a
+        // session last received before the cutoff has nothing left once those are dropped. NULL for
+        // the sessions stored before this migration: unknown, so kept. Batches (retry bookkeeping)
+        // are dropped by their last receive time, and scanned for it (one row per request, not per
+        // event). The totals count what was dropped.
+        SQLiteMigration(version: 8, name: "retention: receive-time indexes, sessions' last receive time, expired totals", sql: """
+            CREATE INDEX events_received ON events (received_ms);
+            CREATE INDEX aggregates_received ON aggregates (received_ms);
+            ALTER TABLE sessions ADD COLUMN last_received_ms INTEGER;
+            ALTER TABLE totals ADD COLUMN events_expired INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE totals ADD COLUMN aggregates_expired INTEGER NOT NULL DEFAULT 0;
+            """),
     ]
 }

@@ -14,9 +14,13 @@ public struct StoreResult: Sendable, Equatable, Codable {
     }
 }
 
-/// One app's totals, as `GET /v1/stats` reports them.
+/// One app's totals, as `GET /v1/stats` reports them. Every count only grows: events and
+/// aggregates that retention dropped later still count in ``eventsStored``, ``eventsByName`` and
+/// ``aggregatesStored``, and are counted again in ``eventsExpired`` and ``aggregatesExpired``
+/// (so the ones kept now are the difference).
 public struct CollectorStats: Sendable, Equatable, Codable {
     public let app: String
+    /// Events stored since the store began, including those retention dropped since.
     public let eventsStored: Int
     public let duplicatesDropped: Int
     /// Distinct batch ids received.
@@ -37,6 +41,35 @@ public struct CollectorStats: Sendable, Equatable, Codable {
     public let aggregateDuplicatesDropped: Int
     /// The events the stored aggregates fold, their `count`s summed (at most `Int64.max`).
     public let aggregatedEvents: Int
+    /// Events dropped by retention (``EventStore/dropEvents(receivedBefore:)``), counted in
+    /// ``eventsStored`` too.
+    public let eventsExpired: Int
+    /// Aggregates dropped by retention, counted in ``aggregatesStored`` too.
+    public let aggregatesExpired: Int
+
+    init(app: String, eventsStored: Int, duplicatesDropped: Int, batches: Int, requests: Int, eventsByName: [String: Int],
+         abandonedSpans: Int, prunedOnDevices: Int, prunedOnDevicesByName: [String: Int], databaseResets: Int,
+         aggregatesStored: Int, aggregateDuplicatesDropped: Int, aggregatedEvents: Int,
+         eventsExpired: Int = 0, aggregatesExpired: Int = 0) {
+        self.app = app
+        self.eventsStored = eventsStored
+        self.duplicatesDropped = duplicatesDropped
+        self.batches = batches
+        self.requests = requests
+        self.eventsByName = eventsByName
+        self.abandonedSpans = abandonedSpans
+        self.prunedOnDevices = prunedOnDevices
+        self.prunedOnDevicesByName = prunedOnDevicesByName
+        self.databaseResets = databaseResets
+        self.aggregatesStored = aggregatesStored
+        self.aggregateDuplicatesDropped = aggregateDuplicatesDropped
+        self.aggregatedEvents = aggregatedEvents
+        self.eventsExpired = eventsExpired
+        self.aggregatesExpired = aggregatesExpired
+    }
+
+    /// The events kept now: stored and not yet dropped by retention.
+    public var eventsKept: Int { max(eventsStored - eventsExpired, 0) }
 
     enum CodingKeys: String, CodingKey {
         case app, batches, requests
@@ -50,11 +83,13 @@ public struct CollectorStats: Sendable, Equatable, Codable {
         case aggregatesStored = "aggregates_stored"
         case aggregateDuplicatesDropped = "aggregate_duplicates_dropped"
         case aggregatedEvents = "aggregated_events"
+        case eventsExpired = "events_expired"
+        case aggregatesExpired = "aggregates_expired"
     }
 }
 
 extension CollectorStats {
-    /// Reads the aggregate totals as 0 when absent: stats written before aggregates existed.
+    /// Reads the aggregate and retention totals as 0 when absent: stats written before they existed.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(app: try c.decode(String.self, forKey: .app),
@@ -69,7 +104,9 @@ extension CollectorStats {
                   databaseResets: try c.decode(Int.self, forKey: .databaseResets),
                   aggregatesStored: try c.decodeIfPresent(Int.self, forKey: .aggregatesStored) ?? 0,
                   aggregateDuplicatesDropped: try c.decodeIfPresent(Int.self, forKey: .aggregateDuplicatesDropped) ?? 0,
-                  aggregatedEvents: try c.decodeIfPresent(Int.self, forKey: .aggregatedEvents) ?? 0)
+                  aggregatedEvents: try c.decodeIfPresent(Int.self, forKey: .aggregatedEvents) ?? 0,
+                  eventsExpired: try c.decodeIfPresent(Int.self, forKey: .eventsExpired) ?? 0,
+                  aggregatesExpired: try c.decodeIfPresent(Int.self, forKey: .aggregatesExpired) ?? 0)
     }
 }
 
@@ -104,6 +141,15 @@ public protocol EventStore: Sendable {
     /// Commits a tiny write of the store's own, to tell whether a batch could be stored now:
     /// `/health` asks while writes are failing, to see when they can succeed again.
     func probeWrite() async throws
+    /// Retention: drops every event the collector received before `cutoff` (Unix milliseconds of
+    /// the collector's own clock when it stored the batch, `received_ms`, never the device's
+    /// timestamps, which can be anything), with the aggregates received before it, and counts
+    /// them in the app's `events_expired` and `aggregates_expired`. Returns how many events were
+    /// dropped. Uploads keep being stored while it runs: SQLite deletes rows in bounded
+    /// transactions; a store partitioned by day (PostgreSQL) may drop whole partitions only,
+    /// keeping a day's events until all of that day is before the cutoff. An event whose uuid is
+    /// sent again after it was dropped is stored again.
+    func dropEvents(receivedBefore cutoff: Int64) async throws -> Int
     /// Closes the store; later calls fail.
     func close() async
 }

@@ -72,13 +72,15 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 SELECT id FROM contexts WHERE app = ? AND sdk_name = ? AND sdk_version = ? AND app_id = ?
                 AND app_version = ? AND os_name = ? AND os_version = ? AND locale = ?
                 """)
-            // A session's end time only grows: the latest suspension seen wins.
+            // A session's end time only grows: the latest suspension seen wins. So does the time
+            // it was last received, which retention reads (migration 8).
             upsertSession = try c.prepare("""
-                INSERT INTO sessions (app, uuid, context_id, started_ms, ended_ms) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO sessions (app, uuid, context_id, started_ms, ended_ms, last_received_ms) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (app, uuid) DO UPDATE SET ended_ms = CASE
                     WHEN excluded.ended_ms IS NULL THEN sessions.ended_ms
                     WHEN sessions.ended_ms IS NULL THEN excluded.ended_ms
-                    ELSE max(sessions.ended_ms, excluded.ended_ms) END
+                    ELSE max(sessions.ended_ms, excluded.ended_ms) END,
+                    last_received_ms = max(coalesce(sessions.last_received_ms, excluded.last_received_ms), excluded.last_received_ms)
                 """)
             insertEvent = try c.prepare("""
                 INSERT INTO events (app, uuid, batch_id, session, context_id, name, kind, type, timestamp_ms,
@@ -129,8 +131,15 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 UPDATE totals SET aggregates = aggregates + ?1, aggregate_duplicates = aggregate_duplicates + ?2,
                     aggregated_events = min(aggregated_events + ?3, 9223372036854775807) WHERE app = ?4
                 """)
-            aggregateTotals = try c.prepare("SELECT aggregates, aggregate_duplicates, aggregated_events FROM totals WHERE app = ?")
+            aggregateTotals = try c.prepare("""
+                SELECT aggregates, aggregate_duplicates, aggregated_events, events_expired, aggregates_expired FROM totals WHERE app = ?
+                """)
         }
+    }
+
+    /// Runs `body` on the writer's queue, after the writes queued before it.
+    func onWriter<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        try await onQueue { connection, _ in try body(connection) }
     }
 
     private func onQueue<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection, Statements) throws -> T) async throws -> T {
@@ -185,6 +194,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                     try s.upsertSession.bind(context, at: 3)
                     try s.upsertSession.bind(session.startedAt, at: 4)
                     if let ended = session.endedAt { try s.upsertSession.bind(ended, at: 5) } else { try s.upsertSession.bindNull(at: 5) }
+                    try s.upsertSession.bind(receivedAt, at: 6)
                     try s.upsertSession.run()
                 }
                 var accepted = 0
@@ -361,13 +371,15 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
             try s.prunes.bind(app, at: 1)
             let prunes = try s.prunes.collect { ($0.text(at: 0) ?? "", Int($0.int64(at: 1))) }
             try s.aggregateTotals.bind(app, at: 1)
-            let aggregates = try s.aggregateTotals.collect { row in (0..<3).map { Int(row.int64(at: Int32($0))) } }.first ?? [0, 0, 0]
+            let aggregates = try s.aggregateTotals.collect { row in (0..<5).map { Int(row.int64(at: Int32($0))) } }.first
+                ?? [0, 0, 0, 0, 0]
             return CollectorStats(app: app, eventsStored: totals[0], duplicatesDropped: totals[1],
                                   batches: totals[2], requests: totals[3],
                                   eventsByName: Dictionary(names, uniquingKeysWith: +),
                                   abandonedSpans: totals[4], prunedOnDevices: totals[5],
                                   prunedOnDevicesByName: Dictionary(prunes, uniquingKeysWith: +), databaseResets: totals[6],
-                                  aggregatesStored: aggregates[0], aggregateDuplicatesDropped: aggregates[1], aggregatedEvents: aggregates[2])
+                                  aggregatesStored: aggregates[0], aggregateDuplicatesDropped: aggregates[1], aggregatedEvents: aggregates[2],
+                                  eventsExpired: aggregates[3], aggregatesExpired: aggregates[4])
         }
     }
 
@@ -393,10 +405,10 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         try c.execute("BEGIN")
         defer { c.rollbackIfNeeded() }  // read-only: there is nothing to commit
 
-        // Counts without reading the events: every event from the app's totals (kept by each
-        // commit, read in this snapshot), the spans from events_spans. An event is a point or a
-        // span (the decoder admits nothing else).
-        let events = try c.prepare("SELECT coalesce(max(events), 0) FROM totals WHERE app = ?1")
+        // Counts without reading the events: every event kept from the app's totals (kept by each
+        // commit, read in this snapshot: stored less dropped by retention), the spans from
+        // events_spans. An event is a point or a span (the decoder admits nothing else).
+        let events = try c.prepare("SELECT coalesce(max(events - events_expired), 0) FROM totals WHERE app = ?1")
         try events.bind(app, at: 1)
         let eventCount = Int(try events.collect { $0.int64(at: 0) }.first ?? 0)
         let counts = try c.prepare("""
