@@ -74,8 +74,8 @@ enum AggregateAnalysis {
         return (summaries, allNames - records.count)
     }
 
-    /// One name's aggregates, merged so far.
-    private struct Merged {
+    /// One name's aggregates, merged so far (PostgreSQL's report merges with it too).
+    struct Merged {
         var events: Int64 = 0
         var measures: [String: MeasureSummary] = [:]
 

@@ -18,8 +18,9 @@ import Synchronization
 ///   a batch's transaction, under an advisory lock; ``dropEvents(receivedBefore:)`` drops whole days.
 /// - The schema migrates itself at ``init(url:poolSize:passwordFile:logger:)`` (``PostgresSchema``).
 ///
-/// Reads go through the same pool. The report is not implemented on PostgreSQL yet: it throws
-/// ``PostgresStoreError/unsupported(_:)``.
+/// Reads go through the same pool. The report is computed in PostgreSQL (counts, nearest-rank
+/// percentiles with `percentile_disc`, ordered means) and equals SQLite's for the same batches;
+/// exports stream their rows: neither holds the events in memory.
 public final class PostgresEventStore: EventStore, Sendable {
     private let client: PostgresClient
     /// The pool's `run()`: the client leases connections only while it runs; ``close()`` cancels it.
@@ -372,9 +373,15 @@ public final class PostgresEventStore: EventStore, Sendable {
         try await report(app: app, filter: ReportFilter())
     }
 
+    /// Computed in PostgreSQL, in one read-only snapshot (``PostgresReport``): the same report as
+    /// ``SQLiteEventStore``'s for the same stored batches, in memory that does not grow with them.
     public func report(app: String, filter: ReportFilter) async throws -> AnalyticsReport {
         try checkOpen()
-        throw PostgresStoreError.unsupported("the report")
+        let stats = try await stats(app: app)
+        let logger = self.logger
+        return try await client.withTransaction(logger: logger) { connection in
+            try await PostgresReport.analyse(connection, app: app, stats: stats, filter: filter, logger: logger)
+        }
     }
 
     /// From `event_ids`, which holds exactly the stored events' ids (``dropEvents(receivedBefore:)``
