@@ -166,8 +166,7 @@ struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print every stored event (or aggregate) as one JSON object per line, with its uuid.")
 
-    @Option(help: "The collector's SQLite database file.")
-    var db: String
+    @OptionGroup var storage: StoreOptions
 
     @Option(help: "Only the events (or aggregates) of this app.")
     var app: String?
@@ -176,10 +175,7 @@ struct Export: AsyncParsableCommand {
     var aggregates = false
 
     func run() async throws {
-        guard FileManager.default.fileExists(atPath: db) else {
-            throw ValidationError("no database at \(db)")
-        }
-        let store = try SQLiteEventStore(path: db, readTimeLimit: Serve.unlimitedReads)
+        let store = try await storage.openExisting(readTimeLimit: Serve.unlimitedReads)
         let output = FileHandle.standardOutput
         if aggregates {
             try await store.exportAggregates(app: app) { line in output.write(Data(line)) }
@@ -194,8 +190,7 @@ struct Report: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the analysis of a stored database: use-case times and abandonment, network round trips, session durations, aggregated measurements.")
 
-    @Option(help: "The collector's SQLite database file.")
-    var db: String
+    @OptionGroup var storage: StoreOptions
 
     @Option(help: "Only this app (default: every app in the database).")
     var app: String?
@@ -221,9 +216,8 @@ struct Report: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard FileManager.default.fileExists(atPath: db) else { throw ValidationError("no database at \(db)") }
         let filter = ReportFilter(from: from, to: to, dimension: dimension.flatMap(ReportFilter.Dimension.init(parsing:)))
-        let store = try SQLiteEventStore(path: db, readTimeLimit: Serve.unlimitedReads)
+        let store = try await storage.openExisting(readTimeLimit: Serve.unlimitedReads)
         let apps: [String]
         if let app { apps = [app] } else { apps = try await store.apps() }
         var reports: [AnalyticsReport] = []

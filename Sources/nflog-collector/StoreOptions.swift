@@ -1,9 +1,11 @@
 import ArgumentParser
+import Foundation
 import NFLogCollector
 
-/// Where `serve` keeps events: a SQLite file (`--db`), or a PostgreSQL database shared with other
-/// collectors (`--store postgres://…` or `--postgres URL`). The PostgreSQL password is never an
-/// argument: `--password-file`, else PGPASSWORD.
+/// Where `serve` keeps events, and where `report` and `export` read them: a SQLite file (`--db`),
+/// or a PostgreSQL database shared with other collectors (`--store postgres://…` or
+/// `--postgres URL`). The PostgreSQL password is never an argument: `--password-file`, else
+/// PGPASSWORD.
 struct StoreOptions: ParsableArguments {
     @Option(help: "The SQLite database file (created if missing).")
     var db: String?
@@ -39,5 +41,15 @@ struct StoreOptions: ParsableArguments {
             return try await PostgresEventStore(url: postgresURL, poolSize: poolSize, passwordFile: passwordFile)
         }
         return try SQLiteEventStore(path: db ?? store ?? "", readTimeLimit: readTimeLimit)
+    }
+
+    /// For `report` and `export`, which read a store that exists: a SQLite file that is not there
+    /// is an error, not a new database.
+    func openExisting(readTimeLimit: Duration) async throws -> any EventStore {
+        if postgresURL == nil {
+            let path = db ?? store ?? ""
+            guard FileManager.default.fileExists(atPath: path) else { throw ValidationError("no database at \(path)") }
+        }
+        return try await open(readTimeLimit: readTimeLimit)
     }
 }
