@@ -7,10 +7,10 @@ import NFLogCollector
 /// `--postgres URL`). The PostgreSQL password is never an argument: `--password-file`, else
 /// PGPASSWORD.
 struct StoreOptions: ParsableArguments {
-    @Option(help: "The SQLite database file (created if missing).")
+    @Option(help: "The SQLite database file (serve creates it if missing).")
     var db: String?
 
-    @Option(help: "Where to store events: a PostgreSQL URL postgres://USER@HOST:PORT/DB[?sslmode=require|verify-full] (several collectors may share it), or a SQLite file path (as --db).")
+    @Option(help: "The store: a PostgreSQL URL postgres://USER@HOST:PORT/DB[?sslmode=require|verify-full] (several collectors may share it), or a SQLite file path (as --db).")
     var store: String?
 
     @Option(help: "A PostgreSQL URL, as --store postgres://….")
