@@ -285,6 +285,9 @@ struct PostgresEventStoreTests {
             // A cutoff inside the third day keeps it whole; the first two go.
             #expect(try await store.dropEvents(receivedBefore: start + 2 * day + 1_000) == 21)
             #expect(try await store.dropEvents(receivedBefore: start + 2 * day + 1_000) == 0)
+            // Counted in the app's totals, as on SQLite: stored stays what was ever stored.
+            let stats = try await store.stats(app: "shop")
+            #expect(stats.eventsExpired == 21 && stats.eventsStored == 33 && stats.eventsKept == 12)
             #expect(try await store.storedIDs(app: "shop", among: batches[0].events.map(\.id)).isEmpty)
             #expect(try await store.storedIDs(app: "shop", among: batches[2].events.map(\.id)).count == 12)
             let lines = try await PostgresFixtures.lines { try await store.exportEvents(app: "shop", line: $0) }

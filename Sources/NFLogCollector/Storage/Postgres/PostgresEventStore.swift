@@ -345,13 +345,13 @@ public final class PostgresEventStore: EventStore, Sendable {
 
     public func stats(app: String) async throws -> CollectorStats {
         try checkOpen()
-        var totals = [Int](repeating: 0, count: 10)
+        var totals = [Int](repeating: 0, count: 12)
         for try await row in try await client.query("""
             SELECT events, duplicates, batches, requests, abandoned, pruned, database_resets,
-                   aggregates, aggregate_duplicates, aggregated_events FROM totals WHERE app = \(app)
+                   aggregates, aggregate_duplicates, aggregated_events, events_expired, aggregates_expired FROM totals WHERE app = \(app)
             """, logger: logger) {
             let cells = row.makeRandomAccess()
-            totals = try (0..<10).map { Int(try cells[$0].decode(Int64.self)) }
+            totals = try (0..<12).map { Int(try cells[$0].decode(Int64.self)) }
         }
         var names: [String: Int] = [:]
         for try await (name, count) in try await client.query("SELECT name, count FROM name_counts WHERE app = \(app)", logger: logger)
@@ -366,7 +366,8 @@ public final class PostgresEventStore: EventStore, Sendable {
         return CollectorStats(app: app, eventsStored: totals[0], duplicatesDropped: totals[1], batches: totals[2], requests: totals[3],
                               eventsByName: names, abandonedSpans: totals[4], prunedOnDevices: totals[5],
                               prunedOnDevicesByName: prunes, databaseResets: totals[6], aggregatesStored: totals[7],
-                              aggregateDuplicatesDropped: totals[8], aggregatedEvents: totals[9])
+                              aggregateDuplicatesDropped: totals[8], aggregatedEvents: totals[9],
+                              eventsExpired: totals[10], aggregatesExpired: totals[11])
     }
 
     public func report(app: String) async throws -> AnalyticsReport {
@@ -524,15 +525,39 @@ public final class PostgresEventStore: EventStore, Sendable {
             var events = 0
             for partition in old.sorted(by: { $0.day < $1.day }) {
                 let table = partition.tableName
-                for try await count in try await c.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: logger)
-                    .decode(Int64.self) {
+                // Counted per app in the totals (`events_expired`), in the same transaction as the drop
+                // (read whole first: one query at a time on the connection).
+                var perApp: [(String, Int64)] = []
+                for try await row in try await c.query(PostgresQuery(unsafeSQL: "SELECT app, count(*) FROM \(table) GROUP BY app"),
+                                                       logger: logger).decode((String, Int64).self) {
+                    perApp.append(row)
+                }
+                for (app, count) in perApp {
                     events += Int(count)
+                    try await c.query("""
+                        INSERT INTO totals AS t (app, events_expired) VALUES (\(app), \(count))
+                        ON CONFLICT (app) DO UPDATE SET events_expired = t.events_expired + excluded.events_expired
+                        """, logger: logger)
                 }
                 // The dropped events' ids go too, so event_ids stays exactly the stored events.
                 try await c.query(PostgresQuery(unsafeSQL: """
                     DELETE FROM event_ids d USING \(table) p WHERE d.app = p.app AND d.uuid = p.uuid
                     """), logger: logger)
                 try await c.query(PostgresQuery(unsafeSQL: "DROP TABLE \(table)"), logger: logger)
+            }
+            // Aggregates are few and not partitioned: deleted by their own receive time.
+            var aggregatesPerApp: [(String, Int64)] = []
+            for try await row in try await c.query("""
+                WITH gone AS (DELETE FROM aggregates WHERE received_ms < \(cutoff) RETURNING app)
+                SELECT app, count(*) FROM gone GROUP BY app
+                """, logger: logger).decode((String, Int64).self) {
+                aggregatesPerApp.append(row)
+            }
+            for (app, count) in aggregatesPerApp {
+                try await c.query("""
+                    INSERT INTO totals AS t (app, aggregates_expired) VALUES (\(app), \(count))
+                    ON CONFLICT (app) DO UPDATE SET aggregates_expired = t.aggregates_expired + excluded.aggregates_expired
+                    """, logger: logger)
             }
             return (events, old.map(\.day))
         }

@@ -42,7 +42,7 @@ enum PostgresReport {
         // Every event kept, from the app's totals (read in this snapshot), as on SQLite; the
         // PostgreSQL store counts no expired events (retention drops whole days).
         var eventCount = 0
-        for try await events in try await c.query("SELECT coalesce(max(events), 0) FROM totals WHERE app = \(app)",
+        for try await events in try await c.query("SELECT coalesce(max(events - events_expired), 0) FROM totals WHERE app = \(app)",
                                                   logger: logger).decode(Int64.self) {
             eventCount = Int(events)
         }

@@ -145,6 +145,12 @@ enum PostgresSchema {
             """,
             "CREATE INDEX aggregates_names ON aggregates (app, name, start_ms)",
         ]),
+        // Retention: what it dropped, counted per app as on SQLite; aggregates by receive time.
+        PostgresMigration(version: 3, name: "retention: expired totals, aggregates by receive time", statements: [
+            "ALTER TABLE totals ADD COLUMN events_expired bigint NOT NULL DEFAULT 0",
+            "ALTER TABLE totals ADD COLUMN aggregates_expired bigint NOT NULL DEFAULT 0",
+            "CREATE INDEX aggregates_received ON aggregates (received_ms)",
+        ]),
     ]
 
     /// Applies the migrations `connection`'s database lacks, under the advisory lock; returns the
