@@ -149,27 +149,18 @@ struct Cluster: Sendable {
         if let url = ProcessInfo.processInfo.environment["NFLOG_POSTGRES_URL"], !url.isEmpty {
             return .success(Cluster(url: url, directory: nil))
         }
-        let script = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("scripts/postgres")
-        guard FileManager.default.isExecutableFile(atPath: script.path) else {
+        guard FileManager.default.isExecutableFile(atPath: FileManager.default.currentDirectoryPath + "/scripts/postgres") else {
             return .failure(Unavailable(description: "no scripts/postgres here (run from the repository, as scripts/bench does) and NFLOG_POSTGRES_URL is not set"))
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-bench-cluster-\(UUID().uuidString)").path
-        let process = Process()
-        process.executableURL = script
-        process.arguments = ["start", directory]
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        do { try process.run() } catch {
+        let started: (status: Int32, output: String, errors: String)
+        do { started = try script(["start", directory]) } catch {
             return .failure(Unavailable(description: "scripts/postgres did not run: \(error)"))
         }
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        let cluster = Cluster(url: printed.split(separator: "\n").last.map(String.init) ?? "", directory: directory)
-        guard process.terminationStatus == 0, cluster.url.hasPrefix("postgres://") else {
+        let cluster = Cluster(url: started.output.split(separator: "\n").last.map(String.init) ?? "", directory: directory)
+        guard started.status == 0, cluster.url.hasPrefix("postgres://") else {
             cluster.stop()
-            let reason = complaint.split(separator: "\n").last.map(String.init) ?? "exit \(process.terminationStatus)"
+            let reason = started.errors.split(separator: "\n").last.map(String.init) ?? "exit \(started.status)"
             return .failure(Unavailable(description: "PostgreSQL is not available: \(reason)"))
         }
         return .success(cluster)
@@ -177,12 +168,35 @@ struct Cluster: Sendable {
 
     func stop() {
         guard let directory else { return }
+        _ = try? Self.script(["stop", directory])
+    }
+
+    /// Runs scripts/postgres to its end: its exit status and what it printed. Not through
+    /// `Process.waitUntilExit()`: the script's own children (pg_ctl, runuser, the server it
+    /// leaves running) left Foundation's exit monitor waiting forever on an exited script here
+    /// (a zombie never reaped), so the script is reaped with waitpid directly.
+    private static func script(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("scripts/postgres")
-        process.arguments = ["stop", directory]
-        process.standardOutput = FileHandle.nullDevice
-        try? process.run()
-        process.waitUntilExit()
+        process.arguments = arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        // The output files are written by the script alone (the server logs to its own file),
+        // so they end when it does.
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        var status: Int32 = 0
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline {
+            let reaped = waitpid(process.processIdentifier, &status, WNOHANG)
+            if reaped == process.processIdentifier { return ((status >> 8) & 0xFF, printed, complaint) }
+            // Foundation's monitor reaped it first: its status is there.
+            if reaped < 0 { return (process.isRunning ? -1 : process.terminationStatus, printed, complaint) }
+            usleep(10_000)
+        }
+        throw BenchError("scripts/postgres \(arguments.joined(separator: " ")) did not exit within 120 s")
     }
 
     /// A new, empty database on the server; its URL.
