@@ -182,6 +182,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),  // the postgres phase's fresh databases
             ],
             path: "Benchmarks",
             exclude: ["CountCalls"]
@@ -227,6 +228,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),  // UncheckedPolicyServer
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),  // SeveralCollectorsTests' fresh databases
         ]),
         // Only the product and the SDK, as an app's tests would have them.
         .testTarget(name: "NFLoggerTestingTests", dependencies: ["NFLoggerTesting", "NFLogger"]),

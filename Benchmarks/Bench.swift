@@ -34,7 +34,7 @@ struct Run: AsyncParsableCommand {
 
     /// The phases, named as `--only` takes them.
     enum Phase: String, CaseIterable {
-        case logCall = "log-call", durable, e2e, faults, collector, memory, aggregate, instrumentation, outputs
+        case logCall = "log-call", durable, e2e, faults, collector, memory, aggregate, instrumentation, outputs, postgres
     }
 
     func run() async throws {
@@ -53,6 +53,8 @@ struct Run: AsyncParsableCommand {
         if only.contains(.aggregate) { sync(); try await aggregate(&report) }
         if only.contains(.instrumentation) { sync(); try await instrumentation(&report) }
         if only.contains(.outputs) { sync(); try await outputs(&report) }
+        // PostgresPhase.swift: its own throwaway cluster (scripts/postgres), skipped without one.
+        if only.contains(.postgres) { sync(); try await PostgresPhase.run(&report, quick: quick) }
         report.figures["machine_cpus"] = Double(ProcessInfo.processInfo.activeProcessorCount)
         report.figures["quick"] = quick ? 1 : 0
         print(report.lines.joined(separator: "\n"))
