@@ -23,13 +23,7 @@ struct CollectorHealthTests {
             process.standardOutput = output
             process.standardError = errors
             try process.run()
-            let first = await Child.offPool { () -> String in
-                var line: [UInt8] = []
-                while let byte = try? output.fileHandleForReading.read(upToCount: 1), let character = byte.first, character != 10 {
-                    line.append(character)
-                }
-                return String(decoding: line, as: UTF8.self)
-            }
+            let first = await Child.firstLine(of: output)
             guard first.hasPrefix("listening on "), let url = URL(string: String(first.dropFirst("listening on ".count))) else {
                 process.terminate()
                 throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the collector said '\(first)'"])

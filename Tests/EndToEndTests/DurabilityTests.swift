@@ -40,6 +40,18 @@ enum Child {
         return (process.terminationStatus, json)
     }
 
+    /// The first line a child writes to `pipe` (a collector's "listening on …"), read byte by byte
+    /// off Swift's pool so nothing past the line is consumed; empty if it exits first.
+    static func firstLine(of pipe: Pipe) async -> String {
+        await offPool { () -> String in
+            var line: [UInt8] = []
+            while let byte = try? pipe.fileHandleForReading.read(upToCount: 1), let character = byte.first, character != 10 {
+                line.append(character)
+            }
+            return String(decoding: line, as: UTF8.self)
+        }
+    }
+
     /// Runs blocking work on a Dispatch thread and waits for it without blocking this one.
     static func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { done in DispatchQueue.global().async { done.resume(returning: work()) } }

@@ -61,13 +61,7 @@ struct RetentionCommandTests {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        let first = await Child.offPool { () -> String in
-            var line: [UInt8] = []
-            while let byte = try? output.fileHandleForReading.read(upToCount: 1), let character = byte.first, character != 10 {
-                line.append(character)
-            }
-            return String(decoding: line, as: UTF8.self)
-        }
+        let first = await Child.firstLine(of: output)
         #expect(first.hasPrefix("listening on "))
         let reader = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
         let deadline = ContinuousClock.now + .seconds(20)
