@@ -179,7 +179,9 @@ struct DeliveryTests {
         // 5.7 s between a failure and its resend beyond the wait has been seen in CI (the resend
         // queues behind the other batches' uploads, and the suite grew). A wait that grew with
         // other batches' failures still shows, most of the time: the third and fourth in a row
-        // would wait up to 20 and 40 s, and both must come in under 12 s.
+        // would wait up to 20 and 40 s, and both must come in under 16 s (13.7 s under the suite's
+        // load was seen in CI once the PostgreSQL suites joined it; the check still catches such a
+        // wait two times in three, through the jitter).
         configuration.upload.initialBackoff = 5
         configuration.upload.maxBackoff = 60
         let logger = try NFLogger(configuration: configuration)
@@ -191,7 +193,7 @@ struct DeliveryTests {
         for (index, failed) in sent.prefix(4).enumerated() {
             let resend = sent[(index + 1)...].first { $0.batchID == failed.batchID }
             guard let resend else { Issue.record("batch \(failed.batchID) was not sent again"); continue }
-            #expect(resend.at - failed.at < .milliseconds(12_000), "failure \(index + 1) in a row waited \(resend.at - failed.at)")
+            #expect(resend.at - failed.at < .milliseconds(16_000), "failure \(index + 1) in a row waited \(resend.at - failed.at)")
         }
         await logger.close()
         await collector.stop()

@@ -89,7 +89,7 @@ struct ProtocolConformanceTests {
         var configuration = configuration(scratch, collector: collector.url, transport: transport)
         configuration.policyOptions.fallback = try Policy.parse(Data(#"""
             {"version":1,"mode":"active","rules":{"aggregate":[
-              {"pattern":"perf.frame","window_s":60,"dimensions":["screen"],"max_series":2},
+              {"pattern":"perf.frame","window_s":3600,"dimensions":["screen"],"max_series":2},
               {"pattern":"net.**","window_s":3600},
               {"pattern":"ui.**","window_s":1}]}}
             """#.utf8))

@@ -107,7 +107,17 @@ struct ConnectionLimitTests {
         let collector = try await TestCollector.start()
         let port = collector.port
         let opening = ContinuousClock.now
-        let idle = await offPool { (0..<count).compactMap { _ in try? RawHTTP.connected(port: port) } }
+        // A connect refused while the listen backlog is full (the suite's other tests load the
+        // two cores, and the accept loop falls behind) is tried again: 1 of 2,000 was seen in CI.
+        let idle = await offPool {
+            (0..<count).compactMap { _ -> Int32? in
+                for attempt in 0..<3 {
+                    if let socket = try? RawHTTP.connected(port: port) { return socket }
+                    usleep(UInt32(20_000 * (attempt + 1)))
+                }
+                return nil
+            }
+        }
         print("manyIdleConnections: opened \(idle.count) in \(ContinuousClock.now - opening)")
         #expect(idle.count == count)
         try await Task.sleep(for: .milliseconds(300))
