@@ -422,17 +422,9 @@ public final class PostgresEventStore: EventStore, Sendable {
         FROM aggregates a JOIN contexts c ON c.id = a.context_id
         """
 
-    /// Streams the rows (postgres-nio reads them with backpressure): memory does not grow with
-    /// the number of events.
     public func exportEvents(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
-        try checkOpen()
-        let rows = try await client.query(
-            PostgresQuery(unsafeSQL: Self.eventColumns + " WHERE $1::text IS NULL OR e.app = $1 ORDER BY e.id", binds: Self.binds(app)),
-            logger: logger)
-        for try await row in rows {
-            var out = JSONWriter(capacity: 512)
-            EventExporter.writeLine(PostgresExportRow(row), into: &out)
-            line(out.bytes)
+        try await streamAll(Self.eventColumns, alias: "e", app: app, lineCapacity: 512, line: line) {
+            EventExporter.writeLine($0, into: &$1)
         }
     }
 
@@ -443,14 +435,24 @@ public final class PostgresEventStore: EventStore, Sendable {
     }
 
     public func exportAggregates(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
+        try await streamAll(Self.aggregateColumns, alias: "a", app: app, lineCapacity: 1_024, line: line) {
+            AggregateExporter.writeLine($0, into: &$1)
+        }
+    }
+
+    /// Every row of `columns` (of one app, or all), oldest first, each written as one line.
+    /// Streams the rows (postgres-nio reads them with backpressure): memory does not grow with
+    /// the number of rows.
+    private func streamAll(_ columns: String, alias: String, app: String?, lineCapacity: Int,
+                           line: @escaping @Sendable ([UInt8]) -> Void,
+                           write: (PostgresExportRow, inout JSONWriter) -> Void) async throws {
         try checkOpen()
         let rows = try await client.query(
-            PostgresQuery(unsafeSQL: Self.aggregateColumns + " WHERE $1::text IS NULL OR a.app = $1 ORDER BY a.id",
-                          binds: Self.binds(app)),
+            PostgresQuery(unsafeSQL: columns + " WHERE $1::text IS NULL OR \(alias).app = $1 ORDER BY \(alias).id", binds: Self.binds(app)),
             logger: logger)
         for try await row in rows {
-            var out = JSONWriter(capacity: 1_024)
-            AggregateExporter.writeLine(PostgresExportRow(row), into: &out)
+            var out = JSONWriter(capacity: lineCapacity)
+            write(PostgresExportRow(row), &out)
             line(out.bytes)
         }
     }
