@@ -120,6 +120,8 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
+            // The dashboard's page, script and style (Dashboard/DashboardFiles.swift serves them).
+            resources: [.copy("Dashboard/Page")],
             swiftSettings: libraryFeatures
         ),
         .executableTarget(
@@ -169,6 +171,7 @@ let package = Package(
                 "NFLoggerHummingbird",  // the demo's backend
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),  // --keep-running
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Demo"
@@ -224,6 +227,7 @@ let package = Package(
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
             "NFLogger", "NFLogCollectorTesting", "NFLogCollector", "NFLogSupport", "nflog-crash-child", "FaultProxy", "nflog-fault-proxy", "nflog-collector",
+            "nflog-demo",  // DashboardTests fill a collector with it, and run it with --keep-running
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),  // UncheckedPolicyServer

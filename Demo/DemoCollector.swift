@@ -59,6 +59,14 @@ final class DemoCollector: Sendable {
 
     var isEmbedded: Bool { embedded != nil }
 
+    /// Where the collector's dashboard is, and for the embedded collector the read token that
+    /// opens it (made for this run: it is in no file).
+    func dashboardLine(keptRunning: Bool) -> String {
+        let page = url.appendingPathComponent("dashboard").absoluteString
+        guard isEmbedded else { return "Dashboard: \(page) (open it with a read token of this collector)" }
+        return "Dashboard: \(page) · read token \(readToken)\(keptRunning ? "" : " (the collector stopped with the run; --keep-running keeps it up)")"
+    }
+
     /// An endpoint this collector does not have (404, 405, 501): the report and the lookup audit
     /// are the demo's extras, not part of the upload protocol every collector speaks.
     struct Unsupported: Error, CustomStringConvertible {

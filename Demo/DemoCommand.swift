@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NFLogCollector
 import NFLogger
+import UnixSignals
 
 /// `nflog-demo`: a simulated app logging through the SDK to a collector, end to end, then the
 /// report: what the SDK did, what the collector stored, and the analysis.
@@ -63,6 +64,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "After the simulation, log this many extra point events as fast as the SDK takes them and time their commit and delivery.")
     var burst = 0
 
+    @Flag(help: "After the report, keep the embedded collector up (its dashboard, with the read token printed) until SIGINT or SIGTERM.")
+    var keepRunning = false
+
     enum ModeOption: String, ExpressibleByArgument, CaseIterable {
         case disabled, active, specific
     }
@@ -85,6 +89,9 @@ struct DemoCommand: AsyncParsableCommand {
             }
             guard policy == nil else {
                 throw ValidationError("--policy is for the embedded collector; a running collector serves its own (serve --policies DIR)")
+            }
+            guard !keepRunning else {
+                throw ValidationError("--keep-running keeps the embedded collector up; a running --collector stays up without it")
             }
         }
     }
@@ -202,7 +209,7 @@ struct DemoCommand: AsyncParsableCommand {
                 unaudited.append("\(error)")
             }
         }
-        await server.stop()
+        if !keepRunning { await server.stop() }
         if db == nil { try? FileManager.default.removeItem(at: databaseURL.deletingLastPathComponent()) }
 
         let counts = tally.counts
@@ -232,8 +239,12 @@ struct DemoCommand: AsyncParsableCommand {
             "FAILED: the collector holds \(aggregateAudit?.aggregates ?? 0) of the \(aggregateIDs.count) aggregates (\(aggregateAudit?.events ?? 0) of the \(counts.aggregated) folded events)\(audit.map { $0.found == ids.count ? "" : "; and \(ids.count - $0.found) of the \(ids.count) events are missing" } ?? "")."
         case (false, let audit): "FAILED: \(ids.count - (audit?.found ?? diagnostics.uploadedEvents)) of the \(ids.count) events recorded in this run are not at the collector (\(flushed.error.map { "\($0)" } ?? "still waiting"))."
         }
+        lines.append(server.dashboardLine(keptRunning: keepRunning))
         lines.append(verdict)
         let text = lines.joined(separator: "\n") + "\n"
+        // Trapped before the URL is printed: a SIGTERM sent on seeing it stops the collector
+        // gracefully rather than killing the process.
+        let signals = keepRunning ? await UnixSignalsSequence(trapping: .sigint, .sigterm) : nil
         if json {
             FileHandle.standardError.write(Data(text.utf8))
             let summary = DemoSummary(
@@ -248,6 +259,11 @@ struct DemoCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(try encoder.encode(summary) + Data("\n".utf8))
         } else {
             FileHandle.standardOutput.write(Data(text.utf8))
+        }
+        if let signals {
+            FileHandle.standardError.write(Data("The collector keeps running at \(server.url.absoluteString) until SIGINT (Ctrl-C) or SIGTERM.\n".utf8))
+            for await _ in signals { break }
+            await server.stop()
         }
         if !exactlyOnce { throw ExitCode.failure }
     }

@@ -7,8 +7,9 @@ import NFLogSupport
 import NIOCore
 
 /// The collector's HTTP API (docs/PROTOCOL.md): `POST /v1/events` and `GET /v1/policy` with an
-/// app key; `GET /v1/stats`, `GET /v1/report`, `POST /v1/events/lookup` and `GET /v1/export` with
-/// a read token; `GET /health` with nothing.
+/// app key; `GET /v1/apps`, `GET /v1/stats`, `GET /v1/report`, `POST /v1/events/lookup` and
+/// `GET /v1/export` with a read token; `GET /health` and the dashboard's files
+/// (``DashboardRoutes``) with nothing.
 ///
 /// Every refusal is a ``CollectorHTTPError`` with a message saying what is wrong, rendered as
 /// `{"error":{"message":"…"}}` (``CollectorErrorMiddleware`` sees to it for errors from
@@ -46,6 +47,7 @@ struct CollectorRoutes: Sendable {
     func register(on router: Router<CollectorRequestContext>) {
         router.add(middleware: CollectorErrorMiddleware())
         router.get(RouterPath(WireProtocol.healthPath)) { _, _ in await getHealth() }
+        DashboardRoutes(files: DashboardFiles.shared).register(on: router)
 
         let ingest = router.group()
             .add(middleware: AppKeyAuthenticator(keys: configuration.keys, limiter: limiter))
@@ -56,6 +58,7 @@ struct CollectorRoutes: Sendable {
         let read = router.group()
             .add(middleware: ReadTokenAuthenticator(tokens: configuration.readTokens))
             .group(context: ReadRequestContext.self)
+        read.get(RouterPath(WireProtocol.appsPath)) { _, context in try await getApps(scope: context.scope) }
         read.get(RouterPath(WireProtocol.statsPath)) { request, context in try await getStats(app: context.app(of: request)) }
         read.get(RouterPath(WireProtocol.reportPath)) { request, context in try await getReport(request, app: context.app(of: request)) }
         read.post(RouterPath(WireProtocol.lookupPath)) { request, context in
@@ -127,6 +130,26 @@ struct CollectorRoutes: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return Self.json(Array(try encoder.encode(stats)))
+    }
+
+    /// `{"apps": [...]}`: the apps the token may read, sorted: those it names, or every app with
+    /// stored data for a token of every app (the dashboard's list to choose from).
+    private func getApps(scope: ReadScope) async throws -> Response {
+        let apps: [String]
+        switch scope {
+        case .allApps:
+            do { apps = try await store.apps().sorted() } catch { throw Self.readFailure(error) }
+        case .apps(let named):
+            apps = Set(named).sorted()
+        }
+        var out = JSONWriter(capacity: 16 + apps.reduce(0) { $0 + $1.utf8.count + 4 })
+        out.writeLiteral("{"); out.writeKey("apps"); out.writeLiteral("[")
+        for (index, app) in apps.enumerated() {
+            if index > 0 { out.writeLiteral(",") }
+            out.writeString(app)
+        }
+        out.writeLiteral("]}")
+        return Self.json(out.bytes)
     }
 
     /// The app's policy with an ETag (and a signature when a key is configured); 304 when the

@@ -24,6 +24,10 @@ package enum WireProtocol {
     package static let developmentReadToken = "dev-read-token"
     /// Every stored event of an app, page by page (JSON lines), for read tokens.
     package static let exportPath = "/v1/export"
+    /// The apps a read token may read.
+    package static let appsPath = "/v1/apps"
+    /// The dashboard's page (no credential: it asks for a read token); its files are below it.
+    package static let dashboardPath = "/dashboard"
     /// The header of an export page that names the `after` of the next page.
     package static let nextPageHeader = "X-NFLog-Next-After"
 }
