@@ -22,7 +22,8 @@ import math
 import os
 import sys
 import time
-import urllib.parse
+import traceback
+import urllib.error
 import urllib.request
 from datetime import datetime, timezone
 
@@ -72,9 +73,13 @@ def screenshot(driver, path):
 
 
 def fetch(url, token):
+    """The JSON of a 200, else None (an endpoint this collector lacks: the page shows no data)."""
     request = urllib.request.Request(url, headers={"Authorization": "Bearer " + token})
-    with urllib.request.urlopen(request, timeout=120) as response:
-        return json.loads(response.read())
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError:
+        return None
 
 
 # ---- the page's formats (dashboard.js FORMATS), to compare what is shown with the JSON ----
@@ -163,7 +168,7 @@ def check_values(driver, data, failures):
 
 
 def check_marks(driver, data, failures):
-    report, series = data["report"], data["series"]
+    report, series = data["report"] or {}, data["series"] or {}
     expected = {}
     points = series.get("points", [])
     expected["svg[data-chart=events] .mark"] = len(points)
@@ -177,11 +182,11 @@ def check_marks(driver, data, failures):
             1 for p in points if p.get("network", {}).get("count", 0) > 0 and p["network"].get(key) is not None)
     funnel = driver.execute_script("var s = document.querySelector('#funnel select'); return s ? s.value : null")
     if funnel is not None:
-        expected["svg[data-chart=funnel] .mark"] = len(cases[funnel].get("steps", []))
+        expected["svg[data-chart=funnel] .mark"] = len(cases.get(funnel, {}).get("steps", []))
     measure = driver.execute_script("var s = document.querySelector('#aggregates select'); return s ? s.value : null")
     if measure is not None:
         name, measure_name = json.loads(measure)
-        values = series["aggregates"][name][measure_name]
+        values = series.get("aggregates", {}).get(name, {}).get(measure_name, [])
         expected["svg[data-chart=aggregate-count] .mark"] = len(values)
         for key in ("mean", "p50", "p95", "p99"):
             expected["svg[data-chart=aggregate-values] [data-series=%s] .mark" % key] = sum(1 for v in values if v.get(key) is not None)
@@ -309,10 +314,14 @@ def measure(url, token, fragment, runs):
 
 
 def main():
-    if len(sys.argv) >= 6 and sys.argv[1] == "check":
-        return check(sys.argv[2].rstrip("/"), sys.argv[3], sys.argv[4], sys.argv[5])
-    if len(sys.argv) >= 5 and sys.argv[1] == "measure":
-        return measure(sys.argv[2].rstrip("/"), sys.argv[3], sys.argv[4], int(sys.argv[5]) if len(sys.argv) > 5 else 3)
+    try:
+        if len(sys.argv) >= 6 and sys.argv[1] == "check":
+            return check(sys.argv[2].rstrip("/"), sys.argv[3], sys.argv[4], sys.argv[5])
+        if len(sys.argv) >= 5 and sys.argv[1] == "measure":
+            return measure(sys.argv[2].rstrip("/"), sys.argv[3], sys.argv[4], int(sys.argv[5]) if len(sys.argv) > 5 else 3)
+    except Exception:  # the caller reads the last line: say what broke there
+        print(json.dumps({"failures": ["dashboard.py: " + traceback.format_exc()]}))
+        return 1
     sys.exit(__doc__)
 
 

@@ -640,6 +640,7 @@
     tile(tiles, "events pruned on devices", ["report", "pruned_on_devices"], "count");
     tile(tiles, "abandoned spans", ["report", "abandoned_spans"], "count");
     tile(tiles, "database resets", ["report", "database_resets"], "count");
+    tile(tiles, "events quarantined on devices", ["report", "quarantined_on_devices"], "count");
     tile(tiles, "duplicates dropped", ["report", "duplicates_dropped"], "count");
     tile(tiles, "batches", ["report", "batches"], "count");
     body.appendChild(tiles);
@@ -663,7 +664,7 @@
     })).classList.add("compact");
     columns.appendChild(sdks);
     body.appendChild(columns);
-    note(body, "Pruned events, database resets, duplicates and batches are the app's totals, whatever the range and version.");
+    note(body, "Pruned and quarantined events, database resets, duplicates and batches are the app's totals, whatever the range and version.");
   }
 
   function drawPolicy(body, data) {
