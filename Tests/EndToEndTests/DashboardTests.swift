@@ -16,14 +16,7 @@ enum Executables {
 
     /// Starts `name` with `arguments`, its standard output in a pipe, its errors discarded.
     static func start(_ name: String, _ arguments: [String]) throws -> (process: Process, output: Pipe) {
-        let process = Process()
-        process.executableURL = url(name)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return (process, output)
+        try Child.start(arguments, executable: url(name))
     }
 
     /// Runs `name` to its end off Swift's pool: its exit status and standard output.

@@ -13,7 +13,8 @@ enum Child {
     static let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         .appendingPathComponent("nflog-crash-child")
 
-    static func start(_ arguments: [String]) throws -> (process: Process, output: Pipe) {
+    /// Starts the crash child (or another executable) with its standard output in a pipe.
+    static func start(_ arguments: [String], executable: URL = Child.executable) throws -> (process: Process, output: Pipe) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

@@ -90,6 +90,14 @@
 
   function note(body, text) { body.appendChild(element("p", "note", text)); }
 
+  // "… not listed: N", when the answer says it left some out.
+  function omitted(body, text, path) {
+    if (!(lookup(state.last, path) > 0)) return;
+    var line = element("p", "note", text + ": ");
+    line.appendChild(value(path, "count"));
+    body.appendChild(line);
+  }
+
   function table(body, headings, rows) {
     var wrap = element("div", "table-wrap");
     var t = element("table");
@@ -468,11 +476,7 @@
       more.addEventListener("click", function () { state.showAllUseCases = !state.showAllUseCases; redraw("usecases"); });
       body.appendChild(more);
     }
-    if (report.use_cases_omitted > 0) {
-      var omitted = element("p", "note", "Less started use cases not in the report: ");
-      omitted.appendChild(value(["report", "use_cases_omitted"], "count"));
-      body.appendChild(omitted);
-    }
+    omitted(body, "Less started use cases not in the report", ["report", "use_cases_omitted"]);
   }
 
   function drawFunnel(body, data) {
@@ -507,11 +511,7 @@
       var step = base.concat("steps", i);
       return [s.name, value(step.concat("reached"), "count"), value(step.concat("left"), "count")];
     })).classList.add("compact");
-    if (useCase.steps_omitted > 0) {
-      var omitted = element("p", "note", "Less reached steps not listed: ");
-      omitted.appendChild(value(base.concat("steps_omitted"), "count"));
-      body.appendChild(omitted);
-    }
+    omitted(body, "Less reached steps not listed", base.concat("steps_omitted"));
   }
 
   function drawNetwork(body, data) {
@@ -599,11 +599,7 @@
       NFCharts.timeLines(values, { chart: "aggregate-values", from: series.from, to: series.to, bucketMs: series.bucket_ms, format: FORMATS.number,
                                    series: [line("mean", "mean"), line("p50", "p50"), line("p95", "p95"), line("p99", "p99")] });
       NFCharts.legend(values, [{ cls: "mean", label: "mean" }, { cls: "p50", label: "p50" }, { cls: "p95", label: "p95" }, { cls: "p99", label: "p99" }]);
-      if (series.aggregates_omitted > 0) {
-        var omittedSeries = element("p", "note", "Aggregated names over time not listed: ");
-        omittedSeries.appendChild(value(["series", "aggregates_omitted"], "count"));
-        body.appendChild(omittedSeries);
-      }
+      omitted(body, "Aggregated names over time not listed", ["series", "aggregates_omitted"]);
     } else {
       noData(body, series ? "no aggregates over time in this range" : data.why.series);
     }
@@ -626,11 +622,7 @@
       { label: "Values", numeric: true }, { label: "Mean", numeric: true }, { label: "p50", numeric: true },
       { label: "p95", numeric: true }, { label: "p99", numeric: true },
     ], rows);
-    if (report.aggregates_omitted > 0) {
-      var omitted = element("p", "note", "Aggregated names with fewer events not listed: ");
-      omitted.appendChild(value(["report", "aggregates_omitted"], "count"));
-      body.appendChild(omitted);
-    }
+    omitted(body, "Aggregated names with fewer events not listed", ["report", "aggregates_omitted"]);
   }
 
   function drawFleet(body, data) {
