@@ -407,6 +407,16 @@ public final class PostgresEventStore: EventStore, Sendable {
         return apps
     }
 
+    /// Computed in PostgreSQL, in one read-only snapshot (``PostgresSeries``): the same series as
+    /// ``SQLiteEventStore``'s for the same stored batches.
+    public func series(app: String, query: SeriesQuery) async throws -> ReportSeries {
+        try checkOpen()
+        let logger = self.logger
+        return try await client.withTransaction(logger: logger) { connection in
+            try await PostgresSeries.series(connection, app: app, query: query, logger: logger)
+        }
+    }
+
     /// The columns of EventExporter's query, in its order: booleans as integers, so one line
     /// writer reads both stores.
     private static let eventColumns = """
