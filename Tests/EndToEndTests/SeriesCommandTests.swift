@@ -46,7 +46,7 @@ struct SeriesCommandTests {
 
         let text = try await StoreCommandTests.run(["report", "--db", path, "--app", "shop", "--series", "hour"] + range)
         #expect(text.status == 0)
-        #expect(text.output.contains("Series (app shop): hours from 2025-06-15T15:00Z to 2025-06-15T17:00Z (UTC)"), "\(text.output)")
+        #expect(text.output.contains("Series (app shop): hours from 2025-06-15T15:00Z to 2025-06-15T17:00Z (UTC, the end excluded)"), "\(text.output)")
         #expect(text.output.contains("  2025-06-15T15:00Z  3 events · 0 web · network p50 — · p95 — (n=0)"), "\(text.output)")
         #expect(text.output.contains("  2025-06-15T16:00Z  3 events · 1 web · network p50 12.5 ms · p95 12.5 ms (n=1)"), "\(text.output)")
 

@@ -31,8 +31,8 @@ public struct ReportSeries: Sendable, Equatable, Codable {
     public static let maxAggregateNames = 20
     public static let maxMeasures = 16
 
-    public init(app: String, query: SeriesQuery, points: [Point], aggregates: [String: [String: [MeasurePoint]]],
-                aggregatesOmitted: Int) {
+    init(app: String, query: SeriesQuery, points: [Point], aggregates: [String: [String: [MeasurePoint]]],
+         aggregatesOmitted: Int) {
         self.app = app
         bucket = query.bucket
         bucketMilliseconds = query.bucket.milliseconds
@@ -54,13 +54,6 @@ public struct ReportSeries: Sendable, Equatable, Codable {
         public let webEvents: Int
         public let network: Network
 
-        public init(start: Int64, events: Int, webEvents: Int, network: Network) {
-            self.start = start
-            self.events = events
-            self.webEvents = webEvents
-            self.network = network
-        }
-
         enum CodingKeys: String, CodingKey {
             case start, events, network
             case webEvents = "web_events"
@@ -73,16 +66,6 @@ public struct ReportSeries: Sendable, Equatable, Codable {
         public let count: Int
         public let p50Milliseconds: Double?
         public let p95Milliseconds: Double?
-
-        public init(count: Int, p50Milliseconds: Double?, p95Milliseconds: Double?) {
-            self.count = count
-            self.p50Milliseconds = p50Milliseconds
-            self.p95Milliseconds = p95Milliseconds
-        }
-
-        init(_ summary: DurationSummary) {
-            self.init(count: summary.count, p50Milliseconds: summary.p50Milliseconds, p95Milliseconds: summary.p95Milliseconds)
-        }
 
         enum CodingKeys: String, CodingKey {
             case count
@@ -107,20 +90,6 @@ public struct ReportSeries: Sendable, Equatable, Codable {
         public let p50: Double?
         public let p95: Double?
         public let p99: Double?
-
-        public init(start: Int64, count: Int, mean: Double?, p50: Double?, p95: Double?, p99: Double?) {
-            self.start = start
-            self.count = count
-            self.mean = mean
-            self.p50 = p50
-            self.p95 = p95
-            self.p99 = p99
-        }
-
-        init(start: Int64, _ statistics: MeasureStatistics) {
-            self.init(start: start, count: statistics.count, mean: statistics.mean,
-                      p50: statistics.p50, p95: statistics.p95, p99: statistics.p99)
-        }
 
         enum CodingKeys: String, CodingKey {
             case start, count, mean, p50, p95, p99
@@ -160,8 +129,9 @@ public struct ReportSeries: Sendable, Equatable, Codable {
     /// The series for people: a heading, then one line per bucket with events, then one line per
     /// aggregated name, measure and bucket.
     public func render() -> String {
+        let time = timeFormat()
         let version = appVersion.map { ", app version \($0)" } ?? ""
-        var lines = ["Series (app \(app)): \(bucket.rawValue)s from \(time(from)) to \(time(to)) (UTC)\(version)"]
+        var lines = ["Series (app \(app)): \(bucket.rawValue)s from \(time(from)) to \(time(to)) (UTC, the end excluded)\(version)"]
         if points.isEmpty { lines.append("  no events") }
         for point in points {
             let network = point.network
@@ -181,17 +151,34 @@ public struct ReportSeries: Sendable, Equatable, Codable {
         return lines.joined(separator: "\n")
     }
 
-    /// `2025-06-15T14:00Z` for hours, `2025-06-15` for days.
-    private func time(_ milliseconds: Int64) -> String {
+    /// Writes a time as `2025-06-15T14:00Z` for hours, `2025-06-15` for days (UTC); one
+    /// formatter for every line.
+    private func timeFormat() -> (Int64) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.formatOptions = bucket == .day ? [.withFullDate] : [.withFullDate, .withTime, .withColonSeparatorInTime, .withTimeZone]
-        let text = formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1_000))
-        // The formatter writes seconds; an hour's are always :00.
-        return bucket == .day ? text : text.replacingOccurrences(of: ":00Z", with: "Z")
+        let day = bucket == .day
+        return { milliseconds in
+            let text = formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1_000))
+            // The formatter writes seconds; a bucket's start has none (a range's end may).
+            return day || !text.hasSuffix(":00Z") ? text : String(text.dropLast(4)) + "Z"
+        }
     }
 
     private static func milliseconds(_ value: Double?) -> String {
         value.map { $0 >= 100 ? String(format: "%.0f ms", $0) : String(format: "%.1f ms", $0) } ?? "—"
+    }
+}
+
+// In extensions, so that the types keep their memberwise initialisers.
+extension ReportSeries.Network {
+    init(_ summary: DurationSummary) {
+        self.init(count: summary.count, p50Milliseconds: summary.p50Milliseconds, p95Milliseconds: summary.p95Milliseconds)
+    }
+}
+
+extension ReportSeries.MeasurePoint {
+    init(start: Int64, _ statistics: MeasureStatistics) {
+        self.init(start: start, count: statistics.count, mean: statistics.mean, p50: statistics.p50, p95: statistics.p95, p99: statistics.p99)
     }
 }
