@@ -263,6 +263,9 @@ struct DeliveryTests {
         #expect(stored.count == 600 && stored == recorded)
         let diagnostics = await logger.diagnostics()
         #expect(diagnostics.quarantinedEvents == 1)
+        // The device tells the collector, in the diagnostics of a later batch (or one of its own).
+        _ = await logger.flush()
+        #expect(try await collector.stats().quarantinedOnDevices == 1)
         await logger.close()
         let row = try #require(try quarantined(scratch).first)
         #expect(row.id == poisonID && row.status == 400 && row.reason.contains("longer than 1000 bytes"))
@@ -319,7 +322,12 @@ struct DeliveryTests {
         let poisonID = try #require(poison.recordedID)
         let result = await deliverAll(logger)
         #expect(result.remainingEvents == 0)
-        #expect(transport.sent.count == 2 && transport.sent[1].batchID == transport.sent[0].batchID)
+        // Then a batch of no events tells the collector of the quarantine.
+        _ = await logger.flush()
+        #expect(transport.sent.count == 3, "\(transport.sent)")
+        #expect(transport.sent.count == 3 && transport.sent[1].batchID == transport.sent[0].batchID)
+        #expect(transport.sent.count == 3 && transport.sent[2].events == 0)
+        #expect(try await collector.stats().quarantinedOnDevices == 1)
         #expect(await logger.diagnostics().quarantinedEvents == 1)
         await logger.close()
         let row = try #require(try quarantined(scratch).first)

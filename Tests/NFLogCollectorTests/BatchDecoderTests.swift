@@ -43,6 +43,17 @@ struct BatchDecoderTests {
         #expect(batch.diagnostics?.pruned.map(\.0) == ["ui.tap"] && batch.diagnostics?.pruned.map(\.1) == [3])
     }
 
+    @Test("diagnostics.quarantined: a count of events the device set aside; negative or not an integer is refused")
+    func quarantinedCount() throws {
+        let head = String(BatchFixtures.batch(events: [BatchFixtures.point()]).dropLast())
+        #expect(try decode(head + #","diagnostics":{"quarantined":3}}"#).diagnostics?.quarantined == 3)
+        #expect(try decode(head + #","diagnostics":{"pruned":{}}}"#).diagnostics?.quarantined == 0)
+        #expect(throws: BatchError(path: "diagnostics.quarantined", reason: "must not be negative")) {
+            try decode(head + #","diagnostics":{"quarantined":-1}}"#)
+        }
+        #expect(throws: BatchError.self) { try decode(head + #","diagnostics":{"quarantined":"3"}}"#) }
+    }
+
     @Test("An error path writes a key that is not a simple name as a JSON string in brackets")
     func pathSyntax() {
         let pruned = String(BatchFixtures.batch(events: [BatchFixtures.point()]).dropLast()) + #","diagnostics":{"pruned":{"ui.tap":-1}}}"#

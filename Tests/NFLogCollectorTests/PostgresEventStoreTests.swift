@@ -63,7 +63,7 @@ enum PostgresFixtures {
         let aggregates = [AggregateFixtures.json(AggregateFixtures.aggregate()),
                           AggregateFixtures.json(AggregateFixtures.aggregate(dimensions: nil))]
         return String(AggregateFixtures.batch(id: id, events: events, aggregates: aggregates).dropLast())
-            + #","diagnostics":{"pruned":{"ui.tap":3,"net.request":2},"database_resets":[{"at":1749999999000,"reason":"corrupt"}]}}"#
+            + #","diagnostics":{"pruned":{"ui.tap":3,"net.request":2},"database_resets":[{"at":1749999999000,"reason":"corrupt"}],"quarantined":4}}"#
     }
 
     static func lines(_ export: (@escaping @Sendable ([UInt8]) -> Void) async throws -> Void) async throws -> [String] {
@@ -98,7 +98,7 @@ struct PostgresEventStoreTests {
             #expect(stats.aggregatesStored == 2 && stats.aggregateDuplicatesDropped == 2 && stats.aggregatedEvents == 6)
             #expect(stats.batches == 1 && stats.requests == 2)
             #expect(stats.prunedOnDevices == 5 && stats.prunedOnDevicesByName == ["ui.tap": 3, "net.request": 2])
-            #expect(stats.databaseResets == 1)
+            #expect(stats.databaseResets == 1 && stats.quarantinedOnDevices == 4)
             #expect(stats.eventsByName == ["ui.tap": 1, "ui.swipe": 1, "net.request": 1, "checkout": 1, "page.view": 1])
             let ids = batch.events.map(\.id) + [UUID()]
             #expect(try await store.storedIDs(app: "shop", among: ids) == Set(batch.events.map(\.id)))

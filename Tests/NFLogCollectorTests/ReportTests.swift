@@ -44,7 +44,7 @@ struct ReportTests {
            "sessions":[{"id":"\(s1)","started_at":1000,"ended_at":2000},{"id":"\(s2)","started_at":10000,"ended_at":13000},
                        {"id":"\(s3)","started_at":20000,"ended_at":22000},{"id":"\(s4)","started_at":30000}]},
          "events":[\(events.joined(separator: ","))],
-         "diagnostics":{"pruned":{"ui.scroll":7},"database_resets":[]}}
+         "diagnostics":{"pruned":{"ui.scroll":7},"database_resets":[],"quarantined":2}}
         """
     }
 
@@ -89,8 +89,9 @@ struct ReportTests {
     func totals() async throws {
         let report = try await storedReport()
         #expect(report.eventsStored == 20 && report.pointEvents == 2 && report.spanEvents == 18)
-        #expect(report.abandonedSpans == 1 && report.prunedOnDevices == 7)
+        #expect(report.abandonedSpans == 1 && report.prunedOnDevices == 7 && report.quarantinedOnDevices == 2)
         let text = report.render()
+        #expect(text.contains("Devices: 7 events pruned before upload · 1 spans abandoned · 0 database resets · 2 refused events quarantined"))
         #expect(text.contains("Use case form.signup: 5 started · 4 completed · 1 abandoned (20.0%) · time to complete p50 200 ms · p95 400 ms (n=4)"))
         #expect(text.contains("Network round trip: p50 50.0 ms · p95 100 ms (n=10)"))
         #expect(text.contains("Session duration: p50 2000 ms · p95 3000 ms (n=3)"))

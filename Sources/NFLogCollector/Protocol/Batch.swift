@@ -22,6 +22,9 @@ public struct Batch: Sendable {
         public let pruned: [(name: String, count: Int64)]
         /// Times the device found its database damaged and started a new one.
         public let databaseResets: [(at: Int64, reason: String)]
+        /// Events this collector refused for good that the device set aside (quarantined) since
+        /// its last report.
+        public let quarantined: Int64
     }
 
     /// The standard properties of the app instance that sent the batch.

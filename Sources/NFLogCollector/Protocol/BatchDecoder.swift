@@ -120,7 +120,8 @@ public struct BatchDecoder: Sendable {
                 resets.append((try reset["at"].timestamp(), try reset["reason"].string(maxBytes: 1_024)))
             }
         }
-        return Batch.Diagnostics(pruned: pruned, databaseResets: resets)
+        let quarantined = try object.optional("quarantined")?.count() ?? 0
+        return Batch.Diagnostics(pruned: pruned, databaseResets: resets, quarantined: quarantined)
     }
 
     private func decodeEvent(_ event: ObjectField, sessions: Set<UUID>, raw: UnsafeBufferPointer<UInt8>) throws(BatchError) -> Batch.Event {

@@ -42,6 +42,8 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
     public let abandonedSpans: Int
     public let prunedOnDevices: Int
     public let databaseResets: Int
+    /// Events this collector refused for good that devices reported quarantining.
+    public let quarantinedOnDevices: Int
     /// By aggregated event name: the records, the events they fold, each measure merged.
     public let aggregates: [String: AggregateSummary]
     /// Aggregated names stored (within the filter) but not listed in ``aggregates``.
@@ -104,6 +106,7 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         case abandonedSpans = "abandoned_spans"
         case prunedOnDevices = "pruned_on_devices"
         case databaseResets = "database_resets"
+        case quarantinedOnDevices = "quarantined_on_devices"
         case aggregates
         case aggregatesOmitted = "aggregates_omitted"
         case eventsBySource = "events_by_source"
@@ -128,6 +131,7 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         abandonedSpans = stats.abandonedSpans
         prunedOnDevices = stats.prunedOnDevices
         databaseResets = stats.databaseResets
+        quarantinedOnDevices = stats.quarantinedOnDevices
         self.aggregates = aggregates
         self.aggregatesOmitted = aggregatesOmitted
         self.eventsBySource = eventsBySource ?? EventsBySource(native: stats.eventsKept, web: 0)
@@ -153,6 +157,7 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         abandonedSpans = try c.decode(Int.self, forKey: .abandonedSpans)
         prunedOnDevices = try c.decode(Int.self, forKey: .prunedOnDevices)
         databaseResets = try c.decode(Int.self, forKey: .databaseResets)
+        quarantinedOnDevices = try c.decodeIfPresent(Int.self, forKey: .quarantinedOnDevices) ?? 0
         aggregates = try c.decodeIfPresent([String: AggregateSummary].self, forKey: .aggregates) ?? [:]
         aggregatesOmitted = try c.decodeIfPresent(Int.self, forKey: .aggregatesOmitted) ?? 0
         eventsBySource = try c.decodeIfPresent(EventsBySource.self, forKey: .eventsBySource)
@@ -167,8 +172,10 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         var lines = [
             "Collector (app \(app)): \(eventsStored) events stored (\(pointEvents) point, \(spanEvents) spans) · \(duplicatesDropped) duplicates dropped · \(batches) batches",
         ]
-        if prunedOnDevices > 0 || abandonedSpans > 0 || databaseResets > 0 {
-            lines.append("Devices: \(prunedOnDevices) events pruned before upload · \(abandonedSpans) spans abandoned · \(databaseResets) database resets")
+        if prunedOnDevices > 0 || abandonedSpans > 0 || databaseResets > 0 || quarantinedOnDevices > 0 {
+            var devices = "Devices: \(prunedOnDevices) events pruned before upload · \(abandonedSpans) spans abandoned · \(databaseResets) database resets"
+            if quarantinedOnDevices > 0 { devices += " · \(quarantinedOnDevices) refused events quarantined" }
+            lines.append(devices)
         }
         if eventsBySource.web > 0 {
             lines.append("Sources: \(eventsBySource.native) native · \(eventsBySource.web) web (\(webOrigins) \(webOrigins == 1 ? "origin" : "origins"))")

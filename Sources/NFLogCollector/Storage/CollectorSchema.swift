@@ -174,5 +174,10 @@ enum CollectorSchema {
             ALTER TABLE totals ADD COLUMN events_expired INTEGER NOT NULL DEFAULT 0;
             ALTER TABLE totals ADD COLUMN aggregates_expired INTEGER NOT NULL DEFAULT 0;
             """),
+        // Fleet health: events this collector refused that devices report quarantining
+        // (PROTOCOL.md, `diagnostics.quarantined`).
+        SQLiteMigration(version: 9, name: "events quarantined on devices", sql: """
+            ALTER TABLE totals ADD COLUMN quarantined INTEGER NOT NULL DEFAULT 0;
+            """),
     ]
 }

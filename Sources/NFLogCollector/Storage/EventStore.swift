@@ -46,11 +46,13 @@ public struct CollectorStats: Sendable, Equatable, Codable {
     public let eventsExpired: Int
     /// Aggregates dropped by retention, counted in ``aggregatesStored`` too.
     public let aggregatesExpired: Int
+    /// Events this collector refused for good that devices reported setting aside (quarantined).
+    public let quarantinedOnDevices: Int
 
     init(app: String, eventsStored: Int, duplicatesDropped: Int, batches: Int, requests: Int, eventsByName: [String: Int],
          abandonedSpans: Int, prunedOnDevices: Int, prunedOnDevicesByName: [String: Int], databaseResets: Int,
          aggregatesStored: Int, aggregateDuplicatesDropped: Int, aggregatedEvents: Int,
-         eventsExpired: Int = 0, aggregatesExpired: Int = 0) {
+         eventsExpired: Int = 0, aggregatesExpired: Int = 0, quarantinedOnDevices: Int = 0) {
         self.app = app
         self.eventsStored = eventsStored
         self.duplicatesDropped = duplicatesDropped
@@ -66,6 +68,7 @@ public struct CollectorStats: Sendable, Equatable, Codable {
         self.aggregatedEvents = aggregatedEvents
         self.eventsExpired = eventsExpired
         self.aggregatesExpired = aggregatesExpired
+        self.quarantinedOnDevices = quarantinedOnDevices
     }
 
     /// The events kept now: stored and not yet dropped by retention.
@@ -85,11 +88,12 @@ public struct CollectorStats: Sendable, Equatable, Codable {
         case aggregatedEvents = "aggregated_events"
         case eventsExpired = "events_expired"
         case aggregatesExpired = "aggregates_expired"
+        case quarantinedOnDevices = "quarantined_on_devices"
     }
 }
 
 extension CollectorStats {
-    /// Reads the aggregate and retention totals as 0 when absent: stats written before they existed.
+    /// Reads the aggregate, retention and quarantine totals as 0 when absent: stats written before they existed.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(app: try c.decode(String.self, forKey: .app),
@@ -106,7 +110,8 @@ extension CollectorStats {
                   aggregateDuplicatesDropped: try c.decodeIfPresent(Int.self, forKey: .aggregateDuplicatesDropped) ?? 0,
                   aggregatedEvents: try c.decodeIfPresent(Int.self, forKey: .aggregatedEvents) ?? 0,
                   eventsExpired: try c.decodeIfPresent(Int.self, forKey: .eventsExpired) ?? 0,
-                  aggregatesExpired: try c.decodeIfPresent(Int.self, forKey: .aggregatesExpired) ?? 0)
+                  aggregatesExpired: try c.decodeIfPresent(Int.self, forKey: .aggregatesExpired) ?? 0,
+                  quarantinedOnDevices: try c.decodeIfPresent(Int.self, forKey: .quarantinedOnDevices) ?? 0)
     }
 }
 

@@ -108,7 +108,9 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 INSERT INTO name_counts (app, name, count) VALUES (?, ?, ?)
                 ON CONFLICT (app, name) DO UPDATE SET count = count + excluded.count
                 """)
-            totals = try c.prepare("SELECT events, duplicates, batches, requests, abandoned, pruned, database_resets FROM totals WHERE app = ?")
+            totals = try c.prepare("""
+                SELECT events, duplicates, batches, requests, abandoned, pruned, database_resets, quarantined FROM totals WHERE app = ?
+                """)
             names = try c.prepare("SELECT name, count FROM name_counts WHERE app = ? ORDER BY name")
             prunes = try c.prepare("SELECT name, count FROM device_prunes WHERE app = ? ORDER BY name")
             upsertPrune = try c.prepare("""
@@ -117,7 +119,8 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 """)
             insertReset = try c.prepare("INSERT INTO device_resets (app, batch_id, at_ms, reason) VALUES (?, ?, ?, ?)")
             addDiagnostics = try c.prepare("""
-                UPDATE totals SET abandoned = abandoned + ?, pruned = pruned + ?, database_resets = database_resets + ? WHERE app = ?
+                UPDATE totals SET abandoned = abandoned + ?1, pruned = pruned + ?2, database_resets = database_resets + ?3,
+                    quarantined = min(quarantined + ?5, 9223372036854775807) WHERE app = ?4
                 """)
             insertAggregate = try c.prepare("""
                 INSERT INTO aggregates (app, uuid, batch_id, session, context_id, name, type, start_ms, end_ms, window_s, count,
@@ -254,7 +257,9 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 // A batch's diagnostics count once: a retry of the same batch id adds nothing.
                 var pruned: Int64 = 0
                 var resets = 0
+                var quarantined: Int64 = 0
                 if isNew, let diagnostics = batch.diagnostics {
+                    quarantined = diagnostics.quarantined
                     for (name, count) in diagnostics.pruned {
                         try s.upsertPrune.bind(app, at: 1)
                         try s.upsertPrune.bind(name, at: 2)
@@ -277,6 +282,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 try s.addDiagnostics.bind(pruned, at: 2)
                 try s.addDiagnostics.bind(Int64(resets), at: 3)
                 try s.addDiagnostics.bind(app, at: 4)
+                try s.addDiagnostics.bind(quarantined, at: 5)
                 try s.addDiagnostics.run()
                 try s.addAggregates.bind(Int64(aggregates.accepted), at: 1)
                 try s.addAggregates.bind(Int64(aggregates.duplicates), at: 2)
@@ -365,7 +371,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     public func stats(app: String) async throws -> CollectorStats {
         try await onQueue { _, s in
             try s.totals.bind(app, at: 1)
-            let totals = try s.totals.collect { row in (0..<7).map { Int(row.int64(at: Int32($0))) } }.first ?? Array(repeating: 0, count: 7)
+            let totals = try s.totals.collect { row in (0..<8).map { Int(row.int64(at: Int32($0))) } }.first ?? Array(repeating: 0, count: 8)
             try s.names.bind(app, at: 1)
             let names = try s.names.collect { ($0.text(at: 0) ?? "", Int($0.int64(at: 1))) }
             try s.prunes.bind(app, at: 1)
@@ -379,7 +385,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                                   abandonedSpans: totals[4], prunedOnDevices: totals[5],
                                   prunedOnDevicesByName: Dictionary(prunes, uniquingKeysWith: +), databaseResets: totals[6],
                                   aggregatesStored: aggregates[0], aggregateDuplicatesDropped: aggregates[1], aggregatedEvents: aggregates[2],
-                                  eventsExpired: aggregates[3], aggregatesExpired: aggregates[4])
+                                  eventsExpired: aggregates[3], aggregatesExpired: aggregates[4], quarantinedOnDevices: totals[7])
         }
     }
 

@@ -131,7 +131,7 @@ final class DatabaseManager {
     /// Notes a database reset for the collector, sent with the next batch.
     private func note(reset: String, in db: OpenDatabase) throws(SQLiteError) {
         try db.connection.transaction { () throws(SQLiteError) in
-            try db.diagnostics.note(kind: "database_reset", detail: reset, at: clock.wallMilliseconds())
+            try db.diagnostics.note(kind: DiagnosticRecords.databaseResetKind, detail: reset, at: clock.wallMilliseconds())
         }
     }
 

@@ -2,8 +2,8 @@ import Foundation
 import NFLogSupport
 
 /// What the collector should hear about the device itself, waiting for the next batch to carry
-/// it: prune counts by event name (`pruned_counts`) and notes such as database resets
-/// (`device_notes`). A batch takes them into its diagnostic record; a batch that is split or
+/// it: prune counts by event name (`pruned_counts`) and notes (`device_notes`): database resets,
+/// and one note per event the collector refused and the device quarantined. A batch takes them into its diagnostic record; a batch that is split or
 /// refused puts them back, so none is lost and none is told twice.
 ///
 /// Runs inside its caller's transaction on the RequestManager's queue, like the Outbox.
@@ -14,6 +14,10 @@ final class DiagnosticRecords {
     private let addPruned: SQLiteStatement
     private let addNote: SQLiteStatement
     private let setDiagnostics: SQLiteStatement
+
+    /// The kinds of `device_notes` rows.
+    static let databaseResetKind = "database_reset"
+    static let quarantinedKind = "quarantined"
 
     init(connection: SQLiteConnection) throws(SQLiteError) {
         self.connection = connection
@@ -38,7 +42,9 @@ final class DiagnosticRecords {
         let pruned = try readPruned.collect { ($0.text(at: 0) ?? "", $0.int64(at: 1)) }
         let notes = try readNotes.collect { ($0.text(at: 0) ?? "", $0.text(at: 1) ?? "", $0.int64(at: 2)) }
         guard !pruned.isEmpty || !notes.isEmpty else { return nil }
-        let json = BatchEncoder.diagnostics(pruned: pruned, resets: notes.filter { $0.0 == "database_reset" }.map { ($0.2, $0.1) })
+        let json = BatchEncoder.diagnostics(pruned: pruned,
+                                            resets: notes.filter { $0.0 == Self.databaseResetKind }.map { ($0.2, $0.1) },
+                                            quarantined: Int64(notes.count { $0.0 == Self.quarantinedKind }))
         try setDiagnostics.bindText(json, at: 1)
         try setDiagnostics.bind(batchRowID, at: 2)
         try setDiagnostics.run()
@@ -56,8 +62,11 @@ final class DiagnosticRecords {
             try addPruned.run()
         }
         for reset in object["database_resets"] as? [[String: Any]] ?? [] {
-            try note(kind: "database_reset", detail: reset["reason"] as? String ?? "", at: (reset["at"] as? NSNumber)?.int64Value ?? 0)
+            try note(kind: Self.databaseResetKind, detail: reset["reason"] as? String ?? "", at: (reset["at"] as? NSNumber)?.int64Value ?? 0)
         }
+        // Bounded by what was taken: one note per event quarantined since the last report.
+        let quarantined = (object["quarantined"] as? NSNumber)?.intValue ?? 0
+        for _ in 0..<max(quarantined, 0) { try note(kind: Self.quarantinedKind, detail: "", at: 0) }
     }
 
     /// Notes something the collector should hear about (a database reset), sent with the next batch.

@@ -295,6 +295,10 @@ final class Outbox {
             try lanes.first { $0.kind == event.kind }?.remove(rowID: event.rowID)
         }
         try diagnostics.restore(batch.diagnostics)
+        // The collector hears how many of its refusals the device set aside (fleet health).
+        if output == 0 {
+            for _ in batch.events { try diagnostics.note(kind: DiagnosticRecords.quarantinedKind, detail: "", at: now) }
+        }
         try delete(batch: batch.rowID)
     }
 

@@ -127,8 +127,10 @@ enum BatchEncoder {
         return out.bytes
     }
 
-    /// The diagnostic record: events the device dropped, by name, and database resets.
-    static func diagnostics(pruned: [(name: String, count: Int64)], resets: [(at: Int64, reason: String)]) -> [UInt8] {
+    /// The diagnostic record: events the device dropped, by name, database resets, and events
+    /// the collector refused that the device quarantined (only when there are some).
+    static func diagnostics(pruned: [(name: String, count: Int64)], resets: [(at: Int64, reason: String)],
+                            quarantined: Int64 = 0) -> [UInt8] {
         var out = JSONWriter(capacity: 64 + pruned.count * 24, maxBytes: .max)
         out.writeLiteral("{"); out.writeKey("pruned"); out.writeLiteral("{")
         for (index, entry) in pruned.enumerated() {
@@ -142,7 +144,9 @@ enum BatchEncoder {
             out.writeLiteral("{"); out.writeKey("at"); out.writeInteger(reset.at)
             out.writeLiteral(","); out.writeKey("reason"); out.writeString(reset.reason); out.writeLiteral("}")
         }
-        out.writeLiteral("]}")
+        out.writeLiteral("]")
+        if quarantined > 0 { out.writeLiteral(","); out.writeKey("quarantined"); out.writeInteger(quarantined) }
+        out.writeLiteral("}")
         return out.bytes
     }
 }

@@ -160,7 +160,9 @@ public final class PostgresEventStore: EventStore, Sendable {
         // A batch's diagnostics count once: a retry of the same batch id adds nothing.
         var pruned: Int64 = 0
         var resets = 0
+        var quarantined: Int64 = 0
         if isNew, let diagnostics = batch.diagnostics {
+            quarantined = diagnostics.quarantined
             var prunes: [String: Int64] = [:]
             for (name, count) in diagnostics.pruned {
                 // Saturating: the counts are the client's, and two near Int64.max must not trap.
@@ -205,16 +207,17 @@ public final class PostgresEventStore: EventStore, Sendable {
         // neither loses the other's counts. The client-given sums saturate at Int64.max.
         try await c.query("""
             INSERT INTO totals AS t (app, events, duplicates, batches, requests, abandoned, pruned, database_resets,
-                                     aggregates, aggregate_duplicates, aggregated_events)
+                                     aggregates, aggregate_duplicates, aggregated_events, quarantined)
             VALUES (\(app), \(Int64(accepted)), \(Int64(duplicates)), \(Int64(isNew ? 1 : 0)), 1, \(Int64(abandoned)), \(pruned),
-                    \(Int64(resets)), \(Int64(aggregates.accepted)), \(Int64(aggregates.duplicates)), \(aggregates.events))
+                    \(Int64(resets)), \(Int64(aggregates.accepted)), \(Int64(aggregates.duplicates)), \(aggregates.events), \(quarantined))
             ON CONFLICT (app) DO UPDATE SET events = t.events + excluded.events, duplicates = t.duplicates + excluded.duplicates,
                 batches = t.batches + excluded.batches, requests = t.requests + 1, abandoned = t.abandoned + excluded.abandoned,
                 pruned = least(t.pruned::numeric + excluded.pruned, 9223372036854775807)::bigint,
                 database_resets = t.database_resets + excluded.database_resets,
                 aggregates = t.aggregates + excluded.aggregates,
                 aggregate_duplicates = t.aggregate_duplicates + excluded.aggregate_duplicates,
-                aggregated_events = least(t.aggregated_events::numeric + excluded.aggregated_events, 9223372036854775807)::bigint
+                aggregated_events = least(t.aggregated_events::numeric + excluded.aggregated_events, 9223372036854775807)::bigint,
+                quarantined = least(t.quarantined::numeric + excluded.quarantined, 9223372036854775807)::bigint
             """, logger: logger)
         return StoreResult(accepted: accepted + aggregates.accepted, duplicates: duplicates + aggregates.duplicates)
     }
@@ -345,13 +348,14 @@ public final class PostgresEventStore: EventStore, Sendable {
 
     public func stats(app: String) async throws -> CollectorStats {
         try checkOpen()
-        var totals = [Int](repeating: 0, count: 12)
+        var totals = [Int](repeating: 0, count: 13)
         for try await row in try await client.query("""
             SELECT events, duplicates, batches, requests, abandoned, pruned, database_resets,
-                   aggregates, aggregate_duplicates, aggregated_events, events_expired, aggregates_expired FROM totals WHERE app = \(app)
+                   aggregates, aggregate_duplicates, aggregated_events, events_expired, aggregates_expired, quarantined
+            FROM totals WHERE app = \(app)
             """, logger: logger) {
             let cells = row.makeRandomAccess()
-            totals = try (0..<12).map { Int(try cells[$0].decode(Int64.self)) }
+            totals = try (0..<13).map { Int(try cells[$0].decode(Int64.self)) }
         }
         var names: [String: Int] = [:]
         for try await (name, count) in try await client.query("SELECT name, count FROM name_counts WHERE app = \(app)", logger: logger)
@@ -367,7 +371,7 @@ public final class PostgresEventStore: EventStore, Sendable {
                               eventsByName: names, abandonedSpans: totals[4], prunedOnDevices: totals[5],
                               prunedOnDevicesByName: prunes, databaseResets: totals[6], aggregatesStored: totals[7],
                               aggregateDuplicatesDropped: totals[8], aggregatedEvents: totals[9],
-                              eventsExpired: totals[10], aggregatesExpired: totals[11])
+                              eventsExpired: totals[10], aggregatesExpired: totals[11], quarantinedOnDevices: totals[12])
     }
 
     public func report(app: String) async throws -> AnalyticsReport {

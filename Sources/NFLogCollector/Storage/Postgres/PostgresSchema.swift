@@ -151,6 +151,10 @@ enum PostgresSchema {
             "ALTER TABLE totals ADD COLUMN aggregates_expired bigint NOT NULL DEFAULT 0",
             "CREATE INDEX aggregates_received ON aggregates (received_ms)",
         ]),
+        // Fleet health, as SQLite's migration 9: events devices report quarantining.
+        PostgresMigration(version: 4, name: "events quarantined on devices", statements: [
+            "ALTER TABLE totals ADD COLUMN quarantined bigint NOT NULL DEFAULT 0",
+        ]),
     ]
 
     /// Applies the migrations `connection`'s database lacks, under the advisory lock; returns the
