@@ -16,14 +16,11 @@ struct ReadAccessTests {
     static let readAll = "nfr_read-token-of-every-app"
     static let readAB = "nfr_read-token-of-a-and-b"
 
-    /// A collector with apps a and b, a policy for each (from `policies`, or a new directory with
-    /// an active default.json), and a token per scope.
-    static func start(policies given: URL? = nil) async throws -> TestCollector {
-        let policies = given ?? FileManager.default.temporaryDirectory.appendingPathComponent("nflog-policies-\(UUID().uuidString)")
-        if given == nil {
-            try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
-            try Data(#"{"version":1,"mode":"active"}"#.utf8).write(to: policies.appendingPathComponent("default.json"))
-        }
+    /// A collector with apps a and b, a policy for each, and a token per scope.
+    static func start() async throws -> TestCollector {
+        let policies = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-policies-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
+        try Data(#"{"version":1,"mode":"active"}"#.utf8).write(to: policies.appendingPathComponent("default.json"))
         var configuration = CollectorConfiguration()
         configuration.keys = AppKeys([keyA: "a", keyB: "b"])
         configuration.readTokens = ReadTokens([readA: .apps(["a"]), readB: .apps(["b"]), readAll: .allApps, readAB: .apps(["a", "b"])])

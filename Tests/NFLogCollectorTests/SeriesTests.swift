@@ -171,10 +171,20 @@ struct SeriesHTTPTests {
     static let keyA = ReadAccessTests.keyA
     static let keyB = ReadAccessTests.keyB
 
-    /// ReadAccessTests' collector (apps a and b, `policies` for both): a's batches are the
-    /// fixtures, b's one point at the fixtures' hour.
+    /// ReadAccessTests' collector (apps a and b, a policy for each), or one with only `policies`
+    /// and tokens for a and for a and b: a's batches are the fixtures, b's one point at the
+    /// fixtures' hour.
     static func start(policies: URL? = nil) async throws -> TestCollector {
-        let collector = try await ReadAccessTests.start(policies: policies)
+        let collector: TestCollector
+        if let policies {
+            var configuration = CollectorConfiguration()
+            configuration.keys = AppKeys([keyA: "a", keyB: "b"])
+            configuration.readTokens = ReadTokens([ReadAccessTests.readA: .apps(["a"]), ReadAccessTests.readAB: .apps(["a", "b"])])
+            configuration.policiesDirectory = policies
+            collector = try await TestCollector.start(configuration: configuration)
+        } else {
+            collector = try await ReadAccessTests.start()
+        }
         for batch in try SeriesFixtures.batches() { _ = try await collector.store.store(batch, app: "a", receivedAt: 1_750_000_000_000) }
         let other = try SeriesFixtures.batch(version: "2.1.0", events: [SeriesFixtures.point(at: SeriesFixtures.hour)])
         _ = try await collector.store.store(other, app: "b", receivedAt: 1_750_000_000_000)

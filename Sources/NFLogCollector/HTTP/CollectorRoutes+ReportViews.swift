@@ -4,7 +4,8 @@ import Logging
 import NFLogSupport
 
 /// The report's views for a dashboard, with a read token: the report over time
-/// (`GET /v1/report/series`) and the policy the app is served (`GET /v1/report/policy`).
+/// (`GET /v1/report/series`) and the policy the app is served (`GET /v1/report/policy`),
+/// registered with the other read routes in ``register(on:)``.
 extension CollectorRoutes {
     /// `?bucket=hour|day&from=MS&to=MS&app_version=V`, each optional → ``ReportSeries`` as JSON.
     func getSeries(_ request: Request, app: String) async throws -> Response {

@@ -7,8 +7,8 @@ import NFLogSupport
 import NIOCore
 
 /// The collector's HTTP API (docs/PROTOCOL.md): `POST /v1/events` and `GET /v1/policy` with an
-/// app key; `GET /v1/stats`, `GET /v1/report` (and its `/series` and `/policy`),
-/// `POST /v1/events/lookup` and `GET /v1/export` with a read token; `GET /health` with nothing.
+/// app key; `GET /v1/stats`, `GET /v1/report`, `POST /v1/events/lookup` and `GET /v1/export` with
+/// a read token; `GET /health` with nothing.
 ///
 /// Every refusal is a ``CollectorHTTPError`` with a message saying what is wrong, rendered as
 /// `{"error":{"message":"…"}}` (``CollectorErrorMiddleware`` sees to it for errors from
