@@ -1,47 +1,13 @@
+import CollectorTestSupport
 import Foundation
 import Logging
 @testable import NFLogCollector
 import PostgresNIO
 import Testing
 
-/// A fresh database per test on the PostgreSQL server of NFLOG_POSTGRES_URL (`scripts/postgres
-/// start DIR` prints one; .ci/run exports it), created before the test and dropped after it.
-enum PostgresTestDatabase {
-    static let url = ProcessInfo.processInfo.environment["NFLOG_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+/// Why the PostgreSQL suites are skipped without a server.
+enum PostgresTests {
     static let skipMessage: Comment = "NFLOG_POSTGRES_URL is not set: the PostgreSQL store's tests need a server (scripts/postgres start DIR prints a URL)"
-
-    /// Runs `body` with the URL of a new, empty database, dropped afterwards whatever happens.
-    static func with(_ body: (String) async throws -> Void) async throws {
-        let base = try #require(url)
-        let name = "nflog_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        try await admin(base, "CREATE DATABASE \(name)")
-        var components = try #require(URLComponents(string: base))
-        components.path = "/" + name
-        let testURL = try #require(components.string)
-        do {
-            try await body(testURL)
-        } catch {
-            try? await admin(base, "DROP DATABASE \(name) WITH (FORCE)")
-            throw error
-        }
-        try await admin(base, "DROP DATABASE \(name) WITH (FORCE)")
-    }
-
-    /// Runs one statement on the server's own database (CREATE / DROP DATABASE cannot run in it
-    /// through the store).
-    static func admin(_ base: String, _ sql: String) async throws {
-        try await withClient(base) { client in
-            try await client.query(PostgresQuery(unsafeSQL: sql))
-        }
-    }
-
-    static func withClient(_ url: String, _ body: (PostgresClient) async throws -> Void) async throws {
-        let configuration = try PostgresURL(url).configuration(poolSize: 1)
-        let client = PostgresClient(configuration: configuration)
-        let runner = Task { await client.run() }
-        defer { runner.cancel() }
-        try await body(client)
-    }
 }
 
 /// The batches the stores are compared on: points, network spans, use cases (completed, not),
@@ -82,45 +48,11 @@ final class LineCollector: @unchecked Sendable {
     var lines: [String] { lock.withLock { stored } }
 }
 
-@Suite("PostgresEventStore against a real PostgreSQL", .enabled(if: PostgresTestDatabase.url != nil, PostgresTestDatabase.skipMessage))
+@Suite("PostgresEventStore against a real PostgreSQL", .enabled(if: TestDatabase.serverURL != nil, PostgresTests.skipMessage))
 struct PostgresEventStoreTests {
-    @Test("A batch is stored; a retry of it is counted as duplicates, its diagnostics once")
-    func storeAndRetry() async throws {
-        try await PostgresTestDatabase.with { url in
-            let store = try await PostgresEventStore(url: url, poolSize: 2)
-            let batch = try PostgresFixtures.decode(PostgresFixtures.mixed())
-            let first = try await store.store(batch, app: "shop", receivedAt: 1_750_000_001_000)
-            #expect(first == StoreResult(accepted: 7, duplicates: 0))
-            let retry = try await store.store(batch, app: "shop", receivedAt: 1_750_000_002_000)
-            #expect(retry == StoreResult(accepted: 0, duplicates: 7))
-            let stats = try await store.stats(app: "shop")
-            #expect(stats.eventsStored == 5 && stats.duplicatesDropped == 5)
-            #expect(stats.aggregatesStored == 2 && stats.aggregateDuplicatesDropped == 2 && stats.aggregatedEvents == 6)
-            #expect(stats.batches == 1 && stats.requests == 2)
-            #expect(stats.prunedOnDevices == 5 && stats.prunedOnDevicesByName == ["ui.tap": 3, "net.request": 2])
-            #expect(stats.databaseResets == 1 && stats.quarantinedOnDevices == 4)
-            #expect(stats.eventsByName == ["ui.tap": 1, "ui.swipe": 1, "net.request": 1, "checkout": 1, "page.view": 1])
-            let ids = batch.events.map(\.id) + [UUID()]
-            #expect(try await store.storedIDs(app: "shop", among: ids) == Set(batch.events.map(\.id)))
-            await store.close()
-            await #expect(throws: PostgresStoreError.closed) { try await store.stats(app: "shop") }
-        }
-    }
-
-    @Test("A uuid twice in one batch is stored once, the second counted a duplicate (as on SQLite)")
-    func duplicateInsideBatch() async throws {
-        try await PostgresTestDatabase.with { url in
-            let store = try await PostgresEventStore(url: url, poolSize: 1)
-            let uuid = UUID().uuidString.lowercased()
-            let batch = try PostgresFixtures.decode(BatchFixtures.batch(events: [BatchFixtures.point(uuid), BatchFixtures.point(uuid)]))
-            #expect(try await store.store(batch, app: "shop", receivedAt: 1_000) == StoreResult(accepted: 1, duplicates: 1))
-            await store.close()
-        }
-    }
-
     @Test("Two collectors (two stores, two pools) storing the same batches at once: each event once, duplicates counted once")
     func concurrentCollectors() async throws {
-        try await PostgresTestDatabase.with { url in
+        try await TestDatabase.with { url in
             // Both migrate the empty database at once: the advisory lock lets one do it.
             async let a = PostgresEventStore(url: url, poolSize: 4)
             async let b = PostgresEventStore(url: url, poolSize: 4)
@@ -150,7 +82,7 @@ struct PostgresEventStoreTests {
 
     @Test("Stats and exports are SQLite's, line for line, for the same batches")
     func sameAsSQLite() async throws {
-        try await PostgresTestDatabase.with { url in
+        try await TestDatabase.with { url in
             let postgres = try await PostgresEventStore(url: url, poolSize: 2)
             let path = StoreFixtures.temporaryPath()
             defer { try? FileManager.default.removeItem(atPath: path) }
@@ -202,32 +134,15 @@ struct PostgresEventStoreTests {
         }
     }
 
-    @Test("Apps are isolated: the same uuids in two apps are two events, counted apart")
-    func perAppIsolation() async throws {
-        try await PostgresTestDatabase.with { url in
-            let store = try await PostgresEventStore(url: url, poolSize: 2)
-            let batch = try PostgresFixtures.decode(BatchFixtures.batch(events: PostgresFixtures.points(3)))
-            #expect(try await store.store(batch, app: "a", receivedAt: 1_000) == StoreResult(accepted: 3, duplicates: 0))
-            #expect(try await store.store(batch, app: "b", receivedAt: 1_000) == StoreResult(accepted: 3, duplicates: 0))
-            #expect(try await store.store(batch, app: "b", receivedAt: 1_000) == StoreResult(accepted: 0, duplicates: 3))
-            #expect(try await store.stats(app: "a").duplicatesDropped == 0)
-            #expect(try await store.stats(app: "b").duplicatesDropped == 3)
-            #expect(try await store.apps() == ["a", "b"])
-            #expect(try await store.storedIDs(app: "c", among: batch.events.map(\.id)).isEmpty)
-            #expect(try await store.exportPage(app: "a", after: 0, limit: 100).count == 3)
-            await store.close()
-        }
-    }
-
     @Test("Migrations: from empty, four collectors at once apply each once; a restart applies none")
     func migrations() async throws {
-        try await PostgresTestDatabase.with { url in
+        try await TestDatabase.with { url in
             let logger = Logger(label: "test")
             let applied = try await withThrowingTaskGroup(of: [Int].self) { group in
                 for _ in 0..<4 {
                     group.addTask {
                         var versions: [Int] = []
-                        try await PostgresTestDatabase.withClient(url) { client in
+                        try await TestDatabase.withClient(url) { client in
                             try await client.withConnection { versions = try await PostgresSchema.migrate($0, logger: logger) }
                         }
                         return versions
@@ -239,7 +154,7 @@ struct PostgresEventStoreTests {
             #expect(applied.filter { !$0.isEmpty } == [all])
             let store = try await PostgresEventStore(url: url, poolSize: 1)
             await store.close()
-            try await PostgresTestDatabase.withClient(url) { client in
+            try await TestDatabase.withClient(url) { client in
                 try await client.withConnection { connection in
                     #expect(try await PostgresSchema.migrate(connection, logger: logger).isEmpty)
                     var recorded: [Int] = []
@@ -255,9 +170,9 @@ struct PostgresEventStoreTests {
 
     @Test("An earlier version migrates forward: version 1 alone, then the store adds the rest, keeping the events")
     func migrationFromEarlierVersion() async throws {
-        try await PostgresTestDatabase.with { url in
+        try await TestDatabase.with { url in
             let logger = Logger(label: "test")
-            try await PostgresTestDatabase.withClient(url) { client in
+            try await TestDatabase.withClient(url) { client in
                 let applied = try await client.withConnection { connection in
                     try await PostgresSchema.migrate(connection, logger: logger, migrations: Array(PostgresSchema.migrations.prefix(1)))
                 }
@@ -272,7 +187,7 @@ struct PostgresEventStoreTests {
 
     @Test("dropEvents drops whole days older than the cutoff and says how many events they held")
     func dropEvents() async throws {
-        try await PostgresTestDatabase.with { url in
+        try await TestDatabase.with { url in
             let store = try await PostgresEventStore(url: url, poolSize: 2)
             let day: Int64 = 86_400_000
             let start = DayPartition(containing: 1_750_000_000_000).start
@@ -294,6 +209,37 @@ struct PostgresEventStoreTests {
             #expect(lines.count == 12)
             // The dropped day is created again when a batch needs it (here: a late retry).
             #expect(try await store.store(batches[0], app: "shop", receivedAt: start + 5_000).accepted == 10)
+            await store.close()
+        }
+    }
+
+    @Test("A batch still committing into a day that retention drops is waited for: its events counted as expired, their ids removed")
+    func dropWaitsForInserts() async throws {
+        try await TestDatabase.with { url in
+            let store = try await PostgresEventStore(url: url, poolSize: 2)
+            let day = DayPartition(containing: 1_750_000_000_000)
+            let stored = try PostgresFixtures.decode(BatchFixtures.batch(events: PostgresFixtures.points(2)))
+            _ = try await store.store(stored, app: "shop", receivedAt: day.start + 1_000)
+            // Three more events inserted into that day by a transaction that commits only after
+            // the drop has begun (as a batch's would, stored with an old receive time).
+            let late = (0..<3).map { _ in UUID() }
+            let logger = Logger(label: "test")
+            var drop: Task<Int, any Error>?
+            try await TestDatabase.withClient(url) { client in
+                try await client.withTransaction(logger: logger) { connection in
+                    try await connection.query("INSERT INTO event_ids (app, uuid) SELECT 'shop', u FROM unnest(\(late)::uuid[]) AS u",
+                                               logger: logger)
+                    try await connection.query("""
+                        INSERT INTO events (app, uuid, batch_id, session, context_id, name, kind, type, timestamp_ms, received_ms)
+                        SELECT 'shop', u, u, u, 1, 'ui.tap', 'point', 'event', 1, \(day.start + 2_000) FROM unnest(\(late)::uuid[]) AS u
+                        """, logger: logger)
+                    drop = Task { try await store.dropEvents(receivedBefore: day.end) }
+                    try await Task.sleep(for: .milliseconds(500))  // the drop now waits for this commit
+                }
+            }
+            #expect(try await #require(drop).value == 5)
+            #expect(try await store.stats(app: "shop").eventsExpired == 5)
+            #expect(try await store.storedIDs(app: "shop", among: late + stored.events.map(\.id)).isEmpty)
             await store.close()
         }
     }

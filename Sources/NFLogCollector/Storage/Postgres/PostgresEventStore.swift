@@ -528,8 +528,16 @@ public final class PostgresEventStore: EventStore, Sendable {
                 """, logger: logger).decode(String.self) {
                 if let partition = DayPartition(tableName: name), partition.end <= cutoff { old.append(partition) }
             }
+            old.sort { $0.day < $1.day }
+            // Each old day locked before it is counted: a batch still committing into it (stored
+            // with an old receive time) is waited for, so its events are counted and their ids
+            // removed rather than dropped uncounted with their ids left behind. All are locked
+            // before any totals row is touched, so no batch waits on those rows while we wait on it.
+            for partition in old {
+                try await c.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(partition.tableName) IN ACCESS EXCLUSIVE MODE"), logger: logger)
+            }
             var events = 0
-            for partition in old.sorted(by: { $0.day < $1.day }) {
+            for partition in old {
                 let table = partition.tableName
                 // Counted per app in the totals (`events_expired`), in the same transaction as the drop
                 // (read whole first: one query at a time on the connection).
