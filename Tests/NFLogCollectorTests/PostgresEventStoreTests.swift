@@ -244,6 +244,24 @@ struct PostgresEventStoreTests {
         }
     }
 
+    @Test("A day another collector dropped is created again when a batch needs it: the insert's failure is retried, not answered")
+    func partitionDroppedElsewhere() async throws {
+        try await TestDatabase.with { url in
+            let a = try await PostgresEventStore(url: url, poolSize: 1)
+            let b = try await PostgresEventStore(url: url, poolSize: 1)
+            let day = DayPartition(containing: 1_750_000_000_000)
+            let first = try PostgresFixtures.decode(BatchFixtures.batch(events: PostgresFixtures.points(2)))
+            #expect(try await a.store(first, app: "shop", receivedAt: day.start + 1_000).accepted == 2)
+            #expect(try await b.dropEvents(receivedBefore: day.end) == 2)
+            // Collector a still takes the day for created; its insert finds no partition, and is retried.
+            let second = try PostgresFixtures.decode(BatchFixtures.batch(events: PostgresFixtures.points(3)))
+            #expect(try await a.store(second, app: "shop", receivedAt: day.start + 2_000) == StoreResult(accepted: 3, duplicates: 0))
+            #expect(try await b.storedIDs(app: "shop", among: second.events.map(\.id)).count == 3)
+            await a.close()
+            await b.close()
+        }
+    }
+
     @Test("The URL: no password in it, sslmode read, the password from a file")
     func urls() throws {
         #expect(throws: PostgresStoreError.self) { try PostgresURL("postgres://u:secret@h/db") }

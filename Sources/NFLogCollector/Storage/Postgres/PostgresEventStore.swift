@@ -78,10 +78,10 @@ public final class PostgresEventStore: EventStore, Sendable {
                 return try await client.withTransaction(logger: logger) { connection in
                     try await Self.store(batch, columns: columns, app: app, receivedAt: receivedAt, connection, logger)
                 }
-            } catch let error as PSQLError where attempt < 3 {
+            } catch where attempt < 3 {
                 // Deadlocks are avoided (every lock is taken in key order) but retried anyway;
                 // a missing partition means another collector dropped it since we saw it.
-                switch error.serverInfo?[.sqlState] {
+                switch Self.sqlState(error) {
                 case "40P01", "40001": break
                 case "23514": _ = partitions.withLock { $0.remove(partition.day) }
                 default: throw error
@@ -89,6 +89,16 @@ public final class PostgresEventStore: EventStore, Sendable {
                 attempt += 1
             }
         }
+    }
+
+    /// The server's SQLSTATE for a failed statement, also when a transaction wraps it (postgres-nio
+    /// throws a ``PostgresTransactionError`` holding the statement's error).
+    static func sqlState(_ error: any Error) -> String? {
+        if let error = error as? PSQLError { return error.serverInfo?[.sqlState] }
+        if let error = error as? PostgresTransactionError, let cause = error.closureError ?? error.commitError {
+            return sqlState(cause)
+        }
+        return nil
     }
 
     /// Creates the day's partition if this process has not seen it: in its own short transaction
