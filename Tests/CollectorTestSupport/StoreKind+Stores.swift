@@ -16,7 +16,7 @@ extension StoreKind {
     /// - Parameters:
     ///   - durableCommits: SQLite fsyncs every commit, as `nflog-collector serve` does; off by
     ///     default (a test's store need not survive a power cut). PostgreSQL always commits durably.
-    ///   - readTimeLimit: SQLite's limit on one read.
+    ///   - readTimeLimit: how long one read may run (on PostgreSQL, each statement of a read).
     package func makeStore(durableCommits: Bool = false, readTimeLimit: Duration = .seconds(30)) async throws -> TestStore {
         switch self {
         case .sqlite:
@@ -36,7 +36,7 @@ extension StoreKind {
                 }
             }
             do {
-                return TestStore(store: try await PostgresEventStore(url: database.url, poolSize: 4), remove: remove)
+                return TestStore(store: try await PostgresEventStore(url: database.url, poolSize: 4, readTimeLimit: readTimeLimit), remove: remove)
             } catch {
                 await remove()
                 throw error

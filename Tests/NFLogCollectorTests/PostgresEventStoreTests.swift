@@ -276,6 +276,21 @@ struct PostgresEventStoreTests {
     }
 }
 
+@Suite("PostgreSQL's statement timeout")
+struct StatementTimeoutTests {
+    @Test("The read time limit in milliseconds: at least 1 (0 would turn it off), none past what PostgreSQL takes")
+    func milliseconds() {
+        #expect(PostgresEventStore.statementTimeout(.seconds(30)) == 30_000)
+        #expect(PostgresEventStore.statementTimeout(.milliseconds(1_500)) == 1_500)
+        #expect(PostgresEventStore.statementTimeout(.milliseconds(1)) == 1)
+        #expect(PostgresEventStore.statementTimeout(.microseconds(10)) == 1)
+        #expect(PostgresEventStore.statementTimeout(.zero) == 1)
+        #expect(PostgresEventStore.statementTimeout(.seconds(2_147_482)) == 2_147_482_000)
+        #expect(PostgresEventStore.statementTimeout(.seconds(2_147_483)) == 0)
+        #expect(PostgresEventStore.statementTimeout(.seconds(Int64.max)) == 0)
+    }
+}
+
 @Suite("Day partitions")
 struct DayPartitionTests {
     @Test("Names are UTC dates and read back; bounds are whole days")

@@ -20,7 +20,8 @@ import Synchronization
 ///
 /// Reads go through the same pool. The report is computed in PostgreSQL (counts, nearest-rank
 /// percentiles with `percentile_disc`, ordered means) and equals SQLite's for the same batches;
-/// exports stream their rows: neither holds the events in memory.
+/// exports stream their rows: neither holds the events in memory. A report, a lookup, the app
+/// list and an export page are stopped past ``readTimeLimit``, as SQLite's are.
 public final class PostgresEventStore: EventStore, Sendable {
     private let client: PostgresClient
     /// The pool's `run()`: the client leases connections only while it runs; ``close()`` cancels it.
@@ -30,6 +31,10 @@ public final class PostgresEventStore: EventStore, Sendable {
     /// no round trip. A partition another collector drops is forgotten on the insert's failure.
     private let partitions = Mutex<Set<Int64>>([])
     private let closed = Mutex(false)
+    /// How long one statement of a read (a report, a lookup, the app list, an export page) may
+    /// run before PostgreSQL stops it (`statement_timeout`) and the read throws
+    /// ``ReadTimeLimitExceeded``. The whole-stream exports have no limit.
+    public let readTimeLimit: Duration
 
     /// Connects to `url` (`postgres://USER@HOST:PORT/DB[?sslmode=require|verify-full…]`) and
     /// migrates the database.
@@ -37,7 +42,8 @@ public final class PostgresEventStore: EventStore, Sendable {
     ///   - poolSize: the most connections this store opens (a batch holds one for its transaction).
     ///   - passwordFile: a file whose first line is the password; without it `PGPASSWORD` is read.
     ///     The URL must not carry one.
-    public init(url: String, poolSize: Int = 8, passwordFile: String? = nil,
+    ///   - readTimeLimit: how long one statement of a read may run (``readTimeLimit``).
+    public init(url: String, poolSize: Int = 8, passwordFile: String? = nil, readTimeLimit: Duration = .seconds(30),
                 logger: Logger = Logger(label: "nflog-collector.postgres")) async throws {
         let parsed = try PostgresURL(url, passwordFile: passwordFile)
         // The pool's own log at error level: it warns at every lease made before run() started,
@@ -49,6 +55,7 @@ public final class PostgresEventStore: EventStore, Sendable {
         self.client = client
         self.runner = runner
         self.logger = logger
+        self.readTimeLimit = readTimeLimit
         do {
             try await client.withConnection { connection in
                 _ = try await PostgresSchema.migrate(connection, logger: logger)
@@ -62,6 +69,30 @@ public final class PostgresEventStore: EventStore, Sendable {
 
     private func checkOpen() throws {
         if closed.withLock({ $0 }) { throw PostgresStoreError.closed }
+    }
+
+    /// Runs a read in a transaction whose statements PostgreSQL stops past ``readTimeLimit``;
+    /// one stopped throws ``ReadTimeLimitExceeded``, as SQLite's reads do.
+    private func read<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        try checkOpen()
+        let logger = self.logger
+        let timeout = Self.statementTimeout(readTimeLimit)
+        do {
+            return try await client.withTransaction(logger: logger) { connection in
+                try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL statement_timeout = \(timeout)"), logger: logger)
+                return try await body(connection)
+            }
+        } catch where Self.sqlState(error) == "57014" {  // query_canceled: the statement timeout
+            throw ReadTimeLimitExceeded(limit: readTimeLimit)
+        }
+    }
+
+    /// `statement_timeout` in milliseconds for `limit`: at least 1 (0 turns the timeout off), and
+    /// 0 (none) past the most PostgreSQL takes (2^31 − 1 ms, 24.8 days): an operator's "never".
+    static func statementTimeout(_ limit: Duration) -> Int64 {
+        let (seconds, attoseconds) = limit.components
+        guard seconds < Int64(Int32.max) / 1_000 else { return 0 }
+        return max(1, seconds * 1_000 + attoseconds / 1_000_000_000_000_000)
     }
 
     // MARK: - Storing
@@ -394,7 +425,7 @@ public final class PostgresEventStore: EventStore, Sendable {
         try checkOpen()
         let stats = try await stats(app: app)
         let logger = self.logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await read { connection in
             try await PostgresReport.analyse(connection, app: app, stats: stats, filter: filter, logger: logger)
         }
     }
@@ -403,22 +434,25 @@ public final class PostgresEventStore: EventStore, Sendable {
     /// removes the dropped ones'): a primary-key probe per id, in one query.
     public func storedIDs(app: String, among ids: [UUID]) async throws -> Set<UUID> {
         try checkOpen()
-        var found = Set<UUID>()
-        guard !ids.isEmpty else { return found }
-        for try await id in try await client.query(
-            "SELECT uuid FROM event_ids WHERE app = \(app) AND uuid = ANY(\(ids)::uuid[])", logger: logger).decode(UUID.self) {
-            found.insert(id)
+        guard !ids.isEmpty else { return [] }
+        return try await read { connection in
+            var found = Set<UUID>()
+            for try await id in try await connection.query(
+                "SELECT uuid FROM event_ids WHERE app = \(app) AND uuid = ANY(\(ids)::uuid[])", logger: logger).decode(UUID.self) {
+                found.insert(id)
+            }
+            return found
         }
-        return found
     }
 
     public func apps() async throws -> [String] {
-        try checkOpen()
-        var apps: [String] = []
-        for try await app in try await client.query("SELECT app FROM totals ORDER BY app", logger: logger).decode(String.self) {
-            apps.append(app)
+        try await read { connection in
+            var apps: [String] = []
+            for try await app in try await connection.query("SELECT app FROM totals ORDER BY app", logger: logger).decode(String.self) {
+                apps.append(app)
+            }
+            return apps
         }
-        return apps
     }
 
     /// The columns of EventExporter's query, in its order: booleans as integers, so one line
@@ -495,19 +529,21 @@ public final class PostgresEventStore: EventStore, Sendable {
         binds.append(app)
         binds.append(after)
         binds.append(Int64(limit))
-        let rows = try await client.query(PostgresQuery(
-            unsafeSQL: columns + " WHERE \(alias).app = $1 AND \(alias).id > $2 ORDER BY \(alias).id LIMIT $3", binds: binds),
-            logger: logger)
-        var out = JSONWriter(capacity: lineCapacity * min(limit, 1_000))
-        var count = 0
-        var last: Int64?
-        for try await row in rows {
-            let exportRow = PostgresExportRow(row)
-            write(exportRow, &out)
-            count += 1
-            last = exportRow.int64(at: Int32(exportRow.row.count - 1))
+        return try await read { connection in
+            let rows = try await connection.query(PostgresQuery(
+                unsafeSQL: columns + " WHERE \(alias).app = $1 AND \(alias).id > $2 ORDER BY \(alias).id LIMIT $3", binds: binds),
+                logger: logger)
+            var out = JSONWriter(capacity: lineCapacity * min(limit, 1_000))
+            var count = 0
+            var last: Int64?
+            for try await row in rows {
+                let exportRow = PostgresExportRow(row)
+                write(exportRow, &out)
+                count += 1
+                last = exportRow.int64(at: Int32(exportRow.row.count - 1))
+            }
+            return ExportPage(lines: out.bytes, count: count, last: last)
         }
-        return ExportPage(lines: out.bytes, count: count, last: last)
     }
 
     // MARK: - Health, retention, closing
