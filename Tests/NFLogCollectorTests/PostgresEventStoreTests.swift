@@ -3,6 +3,7 @@ import Foundation
 import Logging
 @testable import NFLogCollector
 import PostgresNIO
+import Synchronization
 import Testing
 
 /// Why the PostgreSQL suites are skipped without a server.
@@ -37,6 +38,13 @@ enum PostgresFixtures {
         try await export { collected.append(String(decoding: $0, as: UTF8.self)) }
         return collected.lines
     }
+}
+
+/// When something happened, marked from another task.
+private final class Moment: Sendable {
+    private let value = Mutex<ContinuousClock.Instant?>(nil)
+    func mark() { value.withLock { $0 = .now } }
+    var instant: ContinuousClock.Instant? { value.withLock { $0 } }
 }
 
 /// Lines handed to an export's callback (a @Sendable closure).
@@ -259,6 +267,38 @@ struct PostgresEventStoreTests {
             #expect(try await b.storedIDs(app: "shop", among: second.events.map(\.id)).count == 3)
             await a.close()
             await b.close()
+        }
+    }
+
+    @Test("A new day's partition is made beside a read of the events in progress: the upload that needs it does not wait for the read")
+    func newDayBesideRead() async throws {
+        try await TestDatabase.with { url in
+            let store = try await PostgresEventStore(url: url, poolSize: 2)
+            let day = DayPartition(containing: 1_750_000_000_000)
+            _ = try await store.store(try PostgresFixtures.decode(BatchFixtures.batch(events: PostgresFixtures.points(1))),
+                                      app: "shop", receivedAt: day.start)
+            let logger = Logger(label: "test")
+            let storedAt = Moment()
+            var upload: Task<StoreResult, any Error>?
+            try await TestDatabase.withClient(url) { client in
+                try await client.withTransaction(logger: logger) { reader in
+                    // A report's read of `events`, its lock held to the end of the transaction.
+                    try await reader.query("SELECT count(*) FROM events", logger: logger)
+                    upload = Task {
+                        let batch = try PostgresFixtures.decode(BatchFixtures.batch(events: PostgresFixtures.points(2)))
+                        let result = try await store.store(batch, app: "shop", receivedAt: day.end + 1_000)  // the next day
+                        storedAt.mark()
+                        return result
+                    }
+                    let deadline = ContinuousClock.now + .seconds(10)
+                    while storedAt.instant == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+                }
+            }
+            let readEnded = ContinuousClock.now
+            #expect(try await #require(upload).value == StoreResult(accepted: 2, duplicates: 0))
+            let stored = try #require(storedAt.instant)
+            #expect(stored < readEnded, "the upload waited for the read to end")
+            await store.close()
         }
     }
 

@@ -141,7 +141,16 @@ public final class PostgresEventStore: EventStore, Sendable {
         let logger = self.logger
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.partitionLock))", logger: logger)
-            try await connection.query(PostgresQuery(unsafeSQL: partition.createSQL), logger: logger)
+            var exists = false
+            for try await found in try await connection.query("SELECT to_regclass(\(partition.tableName)) IS NOT NULL",
+                                                               logger: logger).decode(Bool.self) {
+                exists = found
+            }
+            if !exists {
+                for statement in partition.createStatements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+            }
         }
         _ = partitions.withLock { $0.insert(partition.day) }
     }
