@@ -102,19 +102,29 @@ public final class PostgresEventStore: EventStore, Sendable {
         let partition = DayPartition(containing: receivedAt)
         let columns = EventColumns(batch.events)
         var attempt = 0
+        // Set once the day was dropped under the batch (by retention, here or in another
+        // collector): the retry makes it again inside its own transaction, under the partition
+        // lock held to its commit, so no retention drops it again before the batch is in.
+        var partitionVanished = false
         while true {
-            try await ensurePartition(partition)
+            if !partitionVanished { try await ensurePartition(partition) }
             do {
                 let logger = self.logger
-                return try await client.withTransaction(logger: logger) { connection in
-                    try await Self.store(batch, columns: columns, app: app, receivedAt: receivedAt, connection, logger)
+                let remake = partitionVanished
+                let result = try await client.withTransaction(logger: logger) { connection in
+                    if remake { try await Self.makePartition(partition, connection, logger) }
+                    return try await Self.store(batch, columns: columns, app: app, receivedAt: receivedAt, connection, logger)
                 }
+                if remake { _ = partitions.withLock { $0.insert(partition.day) } }
+                return result
             } catch where attempt < 3 {
                 // Deadlocks are avoided (every lock is taken in key order) but retried anyway;
                 // a missing partition means another collector dropped it since we saw it.
                 switch Self.sqlState(error) {
                 case "40P01", "40001": break
-                case "23514": _ = partitions.withLock { $0.remove(partition.day) }
+                case "23514":
+                    _ = partitions.withLock { $0.remove(partition.day) }
+                    partitionVanished = true
                 default: throw error
                 }
                 attempt += 1
@@ -140,19 +150,25 @@ public final class PostgresEventStore: EventStore, Sendable {
         if partitions.withLock({ $0.contains(partition.day) }) { return }
         let logger = self.logger
         try await client.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.partitionLock))", logger: logger)
-            var exists = false
-            for try await found in try await connection.query("SELECT to_regclass(\(partition.tableName)) IS NOT NULL",
-                                                               logger: logger).decode(Bool.self) {
-                exists = found
-            }
-            if !exists {
-                for statement in partition.createStatements {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                }
-            }
+            try await Self.makePartition(partition, connection, logger)
         }
         _ = partitions.withLock { $0.insert(partition.day) }
+    }
+
+    /// Takes the partition lock (to the end of the transaction) and makes the day's partition if
+    /// it is not there. First in its transaction: it then holds no lock a batch could wait on.
+    private static func makePartition(_ partition: DayPartition, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.partitionLock))", logger: logger)
+        var exists = false
+        for try await found in try await connection.query("SELECT to_regclass(\(partition.tableName)) IS NOT NULL",
+                                                           logger: logger).decode(Bool.self) {
+            exists = found
+        }
+        if !exists {
+            for statement in partition.createStatements {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+        }
     }
 
     /// The batch's transaction. Locks are taken in one order by every collector (context,
