@@ -12,16 +12,14 @@ package struct TestStore: Sendable {
 
 extension StoreKind {
     /// A new, empty store of this kind: a SQLite file in the temporary directory, or a PostgreSQL
-    /// database of its own. Close it, then call its `remove`.
-    /// - Parameters:
-    ///   - durableCommits: SQLite fsyncs every commit, as `nflog-collector serve` does; off by
-    ///     default (a test's store need not survive a power cut). PostgreSQL always commits durably.
-    ///   - readTimeLimit: how long one read may run (on PostgreSQL, each statement of a read).
-    package func makeStore(durableCommits: Bool = false, readTimeLimit: Duration = .seconds(30)) async throws -> TestStore {
+    /// database of its own. Close it, then call its `remove`. SQLite does not fsync each commit
+    /// (a test's store need not survive a power cut), as ``TestCollector``.
+    /// - Parameter readTimeLimit: how long one read may run (on PostgreSQL, each statement of a read).
+    package func makeStore(readTimeLimit: Duration = .seconds(30)) async throws -> TestStore {
         switch self {
         case .sqlite:
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-test-\(UUID().uuidString).sqlite").path
-            let store = try SQLiteEventStore(path: path, durableCommits: durableCommits, readTimeLimit: readTimeLimit)
+            let store = try SQLiteEventStore(path: path, durableCommits: false, readTimeLimit: readTimeLimit)
             return TestStore(store: store) {
                 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
             }
@@ -46,9 +44,8 @@ extension StoreKind {
 
     /// Runs `body` with a new, empty store of this kind; closes and removes it afterwards,
     /// whatever happens (closing a store twice is harmless, so `body` may close it itself).
-    package func withStore(durableCommits: Bool = false, readTimeLimit: Duration = .seconds(30),
-                           _ body: (any EventStore) async throws -> Void) async throws {
-        let made = try await makeStore(durableCommits: durableCommits, readTimeLimit: readTimeLimit)
+    package func withStore(readTimeLimit: Duration = .seconds(30), _ body: (any EventStore) async throws -> Void) async throws {
+        let made = try await makeStore(readTimeLimit: readTimeLimit)
         do {
             try await body(made.store)
         } catch {

@@ -1,6 +1,6 @@
 /// The stores the collector runs on, as a test's argument: `@Test(arguments: StoreKind.all)`
-/// runs a test once on each (``makeStore(durableCommits:readTimeLimit:)``,
-/// ``startCollector(configuration:logger:)``).
+/// runs a test once on each (``makeStore(readTimeLimit:)``,
+/// ``startCollector(configuration:logger:readTimeLimit:)``).
 package enum StoreKind: String, Sendable, CaseIterable, CustomStringConvertible {
     /// A new SQLite file (`SQLiteEventStore`).
     case sqlite

@@ -17,11 +17,11 @@ package struct TestDatabase: Sendable {
     package let url: String
 
     /// Creates a database of a new name on the server.
-    package static func create(prefix: String = "nflog_test_") async throws -> TestDatabase {
+    package static func create() async throws -> TestDatabase {
         guard let base = serverURL, var components = URLComponents(string: base) else {
             throw Unavailable(description: "NFLOG_POSTGRES_URL is not set: scripts/postgres start DIR prints a server's URL")
         }
-        let name = prefix + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let name = "nflog_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         components.path = "/" + name
         guard let url = components.string else { throw Unavailable(description: "no URL for database \(name) on \(base)") }
         try await admin("CREATE DATABASE \(name)")
