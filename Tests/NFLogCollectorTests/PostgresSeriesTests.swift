@@ -1,8 +1,9 @@
+import CollectorTestSupport
 import Foundation
 @testable import NFLogCollector
 import Testing
 
-@Suite("PostgreSQL's report over time against SQLite's", .enabled(if: PostgresTestDatabase.url != nil, PostgresTestDatabase.skipMessage))
+@Suite("PostgreSQL's report over time against SQLite's", .enabled(if: TestDatabase.serverURL != nil, PostgresTests.skipMessage))
 struct PostgresSeriesTests {
     @Test("The same series, byte for byte in JSON: hours and days, ranges, app versions, the aggregates' caps, an empty app")
     func sameSeries() async throws {

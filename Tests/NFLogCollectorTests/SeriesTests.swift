@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollectorTesting
 import NFLogSupport
@@ -5,22 +6,20 @@ import NFLogger
 import Testing
 @testable import NFLogCollector
 
-/// The report over time (`GET /v1/report/series`, ``SQLiteEventStore/series(app:query:)``):
-/// buckets of UTC hours and days, the range's bounds, the app version filter, the aggregates'
-/// caps, and the 400s; figures checked by hand on ``SeriesFixtures``.
+/// The report over time (``EventStore/series(app:query:)``, on each store): buckets of UTC hours
+/// and days, the range's bounds, the app version filter, the aggregates' caps, and the refusals;
+/// figures checked by hand on ``SeriesFixtures``.
 @Suite("The report over time")
 struct SeriesTests {
     static let hour = SeriesFixtures.hour
     static let next = SeriesFixtures.hour + 3_600_000
 
-    /// A SQLite store with `batches` stored as app `shop`.
-    static func withStore(_ batches: [Batch], _ body: (SQLiteEventStore) async throws -> Void) async throws {
-        let path = StoreFixtures.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let store = try SQLiteEventStore(path: path, durableCommits: false)
-        for batch in batches { _ = try await store.store(batch, app: "shop", receivedAt: 1_750_000_000_000) }
-        try await body(store)
-        await store.close()
+    /// A new store of `kind` with `batches` stored as app `shop`.
+    static func withStore(_ kind: StoreKind, _ batches: [Batch], _ body: (any EventStore) async throws -> Void) async throws {
+        try await kind.withStore { store in
+            for batch in batches { _ = try await store.store(batch, app: "shop", receivedAt: 1_750_000_000_000) }
+            try await body(store)
+        }
     }
 
     static func query(_ bucket: SeriesBucket = .hour, from: Int64? = nil, to: Int64? = nil, version: String? = nil) throws -> SeriesQuery {
@@ -32,9 +31,9 @@ struct SeriesTests {
                            network: ReportSeries.Network(count: network.0, p50Milliseconds: network.1, p95Milliseconds: network.2))
     }
 
-    @Test("Hours: an event at a bucket's first millisecond is in it, one a millisecond before is in the hour before; round trips by nearest rank")
-    func hours() async throws {
-        try await Self.withStore(try SeriesFixtures.batches()) { store in
+    @Test("Hours: an event at a bucket's first millisecond is in it, one a millisecond before is in the hour before; round trips by nearest rank", arguments: StoreKind.all)
+    func hours(_ kind: StoreKind) async throws {
+        try await Self.withStore(kind, try SeriesFixtures.batches()) { store in
             let series = try await store.series(app: "shop", query: try Self.query(from: Self.hour - 3_600_000, to: Self.hour + 7_200_000))
             // The hour: 3 points and a web one, 5 round trips (10, 20, 30, 40, 99: p50 rank 3, p95
             // rank 5), an abandoned one (an event, not a round trip), 3.0.0's point.
@@ -48,9 +47,9 @@ struct SeriesTests {
         }
     }
 
-    @Test("from is inclusive and to exclusive, on the events' device timestamps")
-    func bounds() async throws {
-        try await Self.withStore(try SeriesFixtures.batches()) { store in
+    @Test("from is inclusive and to exclusive, on the events' device timestamps", arguments: StoreKind.all)
+    func bounds(_ kind: StoreKind) async throws {
+        try await Self.withStore(kind, try SeriesFixtures.batches()) { store in
             // Without the hour's last millisecond (to is exclusive) and the one before (from is inclusive).
             let series = try await store.series(app: "shop", query: try Self.query(from: Self.hour, to: Self.hour + 3_599_999))
             #expect(series.points == [Self.point(Self.hour, 9, web: 1, network: (5, 30, 99))])
@@ -59,18 +58,18 @@ struct SeriesTests {
         }
     }
 
-    @Test("Days start at UTC midnight; a day holds every hour of it")
-    func days() async throws {
-        try await Self.withStore(try SeriesFixtures.batches()) { store in
+    @Test("Days start at UTC midnight; a day holds every hour of it", arguments: StoreKind.all)
+    func days(_ kind: StoreKind) async throws {
+        try await Self.withStore(kind, try SeriesFixtures.batches()) { store in
             let series = try await store.series(app: "shop", query: try Self.query(.day, from: SeriesFixtures.day - 1, to: SeriesFixtures.day + 86_400_000))
             #expect(series.points == [Self.point(SeriesFixtures.day, 12, web: 1, network: (6, 20, 99))])
             #expect(series.bucketMilliseconds == 86_400_000 && series.from == SeriesFixtures.day - 1)
         }
     }
 
-    @Test("app_version keeps only the events and aggregates of contexts with that version")
-    func appVersion() async throws {
-        try await Self.withStore(try SeriesFixtures.batches()) { store in
+    @Test("app_version keeps only the events and aggregates of contexts with that version", arguments: StoreKind.all)
+    func appVersion(_ kind: StoreKind) async throws {
+        try await Self.withStore(kind, try SeriesFixtures.batches()) { store in
             let range = (from: Self.hour - 3_600_000, to: Self.hour + 7_200_000)
             let old = try await store.series(app: "shop", query: try Self.query(from: range.from, to: range.to, version: "2.1.0"))
             #expect(old.appVersion == "2.1.0")
@@ -88,9 +87,9 @@ struct SeriesTests {
         }
     }
 
-    @Test("Aggregates: each bucket's summaries merged, the same figures the report gives for that bucket's range")
-    func aggregates() async throws {
-        try await Self.withStore(try SeriesFixtures.batches()) { store in
+    @Test("Aggregates: each bucket's summaries merged, the same figures the report gives for that bucket's range", arguments: StoreKind.all)
+    func aggregates(_ kind: StoreKind) async throws {
+        try await Self.withStore(kind, try SeriesFixtures.batches()) { store in
             let series = try await store.series(app: "shop", query: try Self.query(from: Self.hour, to: Self.hour + 7_200_000))
             let frames = try #require(series.aggregates["perf.frame"]?["ms"])
             #expect(frames.map(\.start) == [Self.hour, Self.next])
@@ -108,9 +107,9 @@ struct SeriesTests {
         }
     }
 
-    @Test("At most 20 names (the most events first), the rest counted; at most 16 measures a name, the first stored")
-    func aggregateCaps() async throws {
-        try await Self.withStore([try SeriesFixtures.manyNames()]) { store in
+    @Test("At most 20 names (the most events first), the rest counted; at most 16 measures a name, the first stored", arguments: StoreKind.all)
+    func aggregateCaps(_ kind: StoreKind) async throws {
+        try await Self.withStore(kind, [try SeriesFixtures.manyNames()]) { store in
             let series = try await store.series(app: "shop", query: try Self.query(from: Self.hour, to: Self.hour + 7_200_000))
             #expect(series.aggregates.keys.sorted() == (0..<20).map { String(format: "name.%02d", $0) })
             #expect(series.aggregatesOmitted == 2)
@@ -123,9 +122,9 @@ struct SeriesTests {
         }
     }
 
-    @Test("An app with nothing stored: no points, no aggregates, null app version, in the one shape")
-    func empty() async throws {
-        try await Self.withStore([]) { store in
+    @Test("An app with nothing stored: no points, no aggregates, null app version, in the one shape", arguments: StoreKind.all)
+    func empty(_ kind: StoreKind) async throws {
+        try await Self.withStore(kind, []) { store in
             let series = try await store.series(app: "nobody", query: try Self.query(from: 0, to: 3_600_000))
             #expect(try SeriesFixtures.json(series) == #"{"aggregates":{},"aggregates_omitted":0,"app":"nobody","app_version":null,"bucket":"hour","bucket_ms":3600000,"from":0,"points":[],"to":3600000}"#)
         }
@@ -165,7 +164,8 @@ struct SeriesTests {
     }
 }
 
-/// `GET /v1/report/series` and `GET /v1/report/policy` through a real collector on 127.0.0.1.
+/// `GET /v1/report/series` and `GET /v1/report/policy` through a real collector on 127.0.0.1, on
+/// each store.
 @Suite("The report's views over HTTP")
 struct SeriesHTTPTests {
     static let keyA = ReadAccessTests.keyA
@@ -174,16 +174,16 @@ struct SeriesHTTPTests {
     /// ReadAccessTests' collector (apps a and b, a policy for each), or one with only `policies`
     /// and tokens for a and for a and b: a's batches are the fixtures, b's one point at the
     /// fixtures' hour.
-    static func start(policies: URL? = nil) async throws -> TestCollector {
-        let collector: TestCollector
+    static func start(_ kind: StoreKind, policies: URL? = nil) async throws -> RunningCollector {
+        let collector: RunningCollector
         if let policies {
             var configuration = CollectorConfiguration()
             configuration.keys = AppKeys([keyA: "a", keyB: "b"])
             configuration.readTokens = ReadTokens([ReadAccessTests.readA: .apps(["a"]), ReadAccessTests.readAB: .apps(["a", "b"])])
             configuration.policiesDirectory = policies
-            collector = try await TestCollector.start(configuration: configuration)
+            collector = try await kind.startCollector(configuration: configuration)
         } else {
-            collector = try await ReadAccessTests.start()
+            collector = try await ReadAccessTests.start(kind)
         }
         for batch in try SeriesFixtures.batches() { _ = try await collector.store.store(batch, app: "a", receivedAt: 1_750_000_000_000) }
         let other = try SeriesFixtures.batch(version: "2.1.0", events: [SeriesFixtures.point(at: SeriesFixtures.hour)])
@@ -191,14 +191,14 @@ struct SeriesHTTPTests {
         return collector
     }
 
-    static func get(_ collector: TestCollector, _ pathAndQuery: String, token: String) async throws -> TransportResponse {
+    static func get(_ collector: some CollectorUnderTest, _ pathAndQuery: String, token: String) async throws -> TransportResponse {
         let url = try #require(URL(string: collector.url.absoluteString + "/" + pathAndQuery))
         return try await DefaultHTTPTransport().send(TransportRequest(url: url, method: "GET", headers: ["Authorization": "Bearer \(token)"], body: Data()))
     }
 
-    @Test("The series as the store computes it, byte for byte; each token reads only its apps")
-    func series() async throws {
-        let collector = try await Self.start()
+    @Test("The series as the store computes it, byte for byte; each token reads only its apps", arguments: StoreKind.all)
+    func series(_ kind: StoreKind) async throws {
+        let collector = try await Self.start(kind)
         let range = "from=\(SeriesFixtures.hour - 3_600_000)&to=\(SeriesFixtures.hour + 7_200_000)"
         let response = try await Self.get(collector, "v1/report/series?app=a&bucket=hour&\(range)", token: ReadAccessTests.readA)
         #expect(response.status == 200 && response.header("Content-Type") == "application/json")
@@ -225,9 +225,9 @@ struct SeriesHTTPTests {
         await collector.stop()
     }
 
-    @Test("Without from and to: the 168 hours up to the end of the current one")
-    func defaultRange() async throws {
-        let collector = try await Self.start()
+    @Test("Without from and to: the 168 hours up to the end of the current one", arguments: StoreKind.all)
+    func defaultRange(_ kind: StoreKind) async throws {
+        let collector = try await Self.start(kind)
         let before = Int64(Date().timeIntervalSince1970 * 1000)
         let series = try JSONDecoder().decode(ReportSeries.self, from: try await Self.get(collector, "v1/report/series", token: ReadAccessTests.readA).body)
         let after = Int64(Date().timeIntervalSince1970 * 1000)
@@ -238,7 +238,7 @@ struct SeriesHTTPTests {
 
     @Test("400 naming the parameter: a bucket that is not hour or day, too many buckets, from not before to, bad integers, an empty app version")
     func badRequests() async throws {
-        let collector = try await Self.start()
+        let collector = try await Self.start(.sqlite)
         let cases = [
             ("bucket=week", "bucket"), ("bucket=", "bucket"), ("from=0&to=7200000001", "from"), ("bucket=day&from=0&to=172886400000", "from"),
             ("from=5&to=5", "to"), ("from=10&to=5", "to"), ("from=-1", "from"), ("from=abc", "from"), ("to=1.5", "to"),
@@ -262,7 +262,7 @@ struct SeriesHTTPTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(#"{"version":1,"mode":"active"}"#.utf8).write(to: directory.appendingPathComponent("default.json"))
-        let collector = try await Self.start(policies: directory)
+        let collector = try await Self.start(.sqlite, policies: directory)
         let file = directory.appendingPathComponent("a.json")
         let text = #"{"version":1,"mode":"disabled"}"#
         try Data(text.utf8).write(to: file)
