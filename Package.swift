@@ -215,24 +215,35 @@ let package = Package(
             dependencies: ["NFLogger", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tests/CrashChild"
         ),
+        // The collector's tests' stores: `StoreKind.all` (SQLite, and PostgreSQL when
+        // NFLOG_POSTGRES_URL is set), a fresh store or collector of either kind, fresh databases.
+        .target(
+            name: "CollectorTestSupport",
+            dependencies: [
+                "NFLogCollector", "NFLogCollectorTesting",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/CollectorTestSupport"
+        ),
         .testTarget(name: "NFLoggerTests", dependencies: [
             "NFLogger", "NFLogSupport", "CSQLite", "NFLogCollector", .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),  // SwiftLogOutputTests' capturing handler
         ]),
         .testTarget(name: "NFLogCollectorTests", dependencies: [
-            "NFLogCollector", "NFLogCollectorTesting", "NFLogger", "NFLogSupport",
+            "NFLogCollector", "NFLogCollectorTesting", "NFLogger", "NFLogSupport", "CollectorTestSupport",
             .product(name: "Logging", package: "swift-log"),
-            .product(name: "PostgresNIO", package: "postgres-nio"),  // PostgresEventStoreTests' databases
+            .product(name: "PostgresNIO", package: "postgres-nio"),  // PostgresEventStoreTests' migrations
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
             "NFLogger", "NFLogCollectorTesting", "NFLogCollector", "NFLogSupport", "nflog-crash-child", "FaultProxy", "nflog-fault-proxy", "nflog-collector",
             "nflog-demo",  // DashboardTests fill a collector with it, and run it with --keep-running
+            "CollectorTestSupport",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),  // UncheckedPolicyServer
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "PostgresNIO", package: "postgres-nio"),  // SeveralCollectorsTests' fresh databases
         ]),
         // Only the product and the SDK, as an app's tests would have them.
         .testTarget(name: "NFLoggerTestingTests", dependencies: ["NFLoggerTesting", "NFLogger"]),

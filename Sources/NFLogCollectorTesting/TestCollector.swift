@@ -2,7 +2,6 @@ public import Foundation
 public import Logging
 public import NFLogCollector
 import NFLogSupport
-import NFLoggerTesting
 
 /// A real collector running inside the test process on 127.0.0.1 and an ephemeral port, with its
 /// own SQLite file: for app developers' integration tests of their logging, and for the SDK's own.
@@ -35,15 +34,13 @@ public final class TestCollector: Sendable {
     /// The collector's database file.
     public let databasePath: String
     public let store: SQLiteEventStore
-    private let server: CollectorServer
-    private let task: Task<Void, any Error>
+    private let running: RunningCollector
 
-    private init(url: URL, databasePath: String, store: SQLiteEventStore, server: CollectorServer, task: Task<Void, any Error>) {
-        self.url = url
+    private init(databasePath: String, store: SQLiteEventStore, running: RunningCollector) {
+        self.url = running.url
         self.databasePath = databasePath
         self.store = store
-        self.server = server
-        self.task = task
+        self.running = running
     }
 
     /// Starts a collector and returns once it accepts connections.
@@ -61,23 +58,9 @@ public final class TestCollector: Sendable {
                              readTimeLimit: Duration = .seconds(30)) async throws -> TestCollector {
         let path = databasePath ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("nflog-test-collector-\(UUID().uuidString).sqlite").path
-        var configuration = configuration
-        configuration.host = "127.0.0.1"
-        configuration.port = port
         let store = try SQLiteEventStore(path: path, durableCommits: durableCommits, readTimeLimit: readTimeLimit)
-        let server = try CollectorServer(configuration: configuration, store: store, logger: logger)
-        let (urls, continuation) = AsyncStream<URL>.makeStream()
-        let task = Task {
-            defer { continuation.finish() }
-            try await server.run { url in continuation.yield(url) }
-        }
-        var iterator = urls.makeAsyncIterator()
-        guard let url = await iterator.next() else {
-            // The server ended before listening: report why.
-            try await task.value
-            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the test collector stopped before listening"])
-        }
-        return TestCollector(url: url, databasePath: path, store: store, server: server, task: task)
+        let running = try await RunningCollector.start(store: store, port: port, configuration: configuration, logger: logger)
+        return TestCollector(databasePath: path, store: store, running: running)
     }
 
     /// The port it listens on.
@@ -85,54 +68,29 @@ public final class TestCollector: Sendable {
 
     /// The test app's totals.
     public func stats() async throws -> CollectorStats {
-        try await store.stats(app: Self.app)
+        try await running.stats()
     }
 
     /// Every stored event of every app, in the order they were stored, as the export command
     /// prints them, typed.
     public func exportedEvents() async throws -> [ExportedEvent] {
-        let lines = LineCollector()
-        try await store.exportEvents(app: nil) { lines.append($0) }
-        return try lines.all.map { try ExportedEvent(line: $0) }
+        try await running.exportedEvents()
     }
 
     /// Every stored aggregate of every app, in the order they were stored, as
     /// `nflog-collector export --aggregates` prints them, typed.
     public func exportedAggregates() async throws -> [ExportedAggregate] {
-        let lines = LineCollector()
-        try await store.exportAggregates(app: nil) { lines.append($0) }
-        return try lines.all.map { try ExportedAggregate(line: $0) }
+        try await running.exportedAggregates()
     }
 
     /// The test app's report, as `GET /v1/report` answers it; `filter` selects the aggregates it
     /// summarises.
     public func report(filter: ReportFilter = ReportFilter()) async throws -> AnalyticsReport {
-        try await store.report(app: Self.app, filter: filter)
+        try await running.report(filter: filter)
     }
 
     /// Stops serving gracefully (requests in flight complete) and closes the store.
     public func stop() async {
-        await server.shutdown()
-        _ = await task.result
-        await store.close()
-    }
-}
-
-/// Collects export lines from the store's queue.
-private final class LineCollector: @unchecked Sendable {
-    // @unchecked: `lines` is only touched under `lock`.
-    private let lock = NSLock()
-    private var lines: [[UInt8]] = []
-
-    func append(_ line: [UInt8]) {
-        lock.lock()
-        lines.append(line)
-        lock.unlock()
-    }
-
-    var all: [[UInt8]] {
-        lock.lock()
-        defer { lock.unlock() }
-        return lines
+        await running.stop()
     }
 }

@@ -207,31 +207,46 @@ struct Report: AsyncParsableCommand {
     @Option(help: "Only the aggregates whose dimension KEY has VALUE, given as KEY=VALUE.")
     var dimension: String?
 
+    @Option(help: "Print the report over time instead, by hour or day (UTC): one line per bucket with events, web events and network round trips, then the measures of the 20 aggregated names with the most events, per bucket. --from and --to bound it (default: the last 168 hours or 90 days, up to the end of the current one; at most 2000 buckets).")
+    var series: String?
+
     func validate() throws {
         guard from.map({ $0 >= 0 }) ?? true, to.map({ $0 >= 0 }) ?? true else { throw ValidationError("--from and --to are Unix milliseconds, not negative") }
         if let from, let to, to < from { throw ValidationError("--to must not be before --from") }
         if let dimension, ReportFilter.Dimension(parsing: dimension) == nil {
             throw ValidationError("--dimension must be KEY=VALUE: a key of 1 to 256 bytes, a value of at most 256")
         }
+        try validateSeries()
     }
 
     func run() async throws {
         let filter = ReportFilter(from: from, to: to, dimension: dimension.flatMap(ReportFilter.Dimension.init(parsing:)))
         let store = try await storage.openExisting(readTimeLimit: Serve.unlimitedReads)
+        if let query = try seriesQuery() {
+            try await printPerApp(store) { store, app in try await store.series(app: app, query: query) } render: { $0.render() }
+        } else {
+            try await printPerApp(store) { store, app in try await store.report(app: app, filter: filter) } render: { $0.render() }
+        }
+    }
+
+    /// Computes `result` for `--app`, or for every app in the store, closes the store, and prints
+    /// the results: as JSON (one object for `--app`, else an array), or their text blank-line apart.
+    private func printPerApp<Result: Encodable>(_ store: any EventStore, _ result: (any EventStore, String) async throws -> Result,
+                                                render: (Result) -> String) async throws {
         let apps: [String]
         if let app { apps = [app] } else { apps = try await store.apps() }
-        var reports: [AnalyticsReport] = []
-        for app in apps { reports.append(try await store.report(app: app, filter: filter)) }
+        var results: [Result] = []
+        for app in apps { results.append(try await result(store, app)) }
         await store.close()
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-            let data = try apps.count == 1 && app != nil ? encoder.encode(reports[0]) : encoder.encode(reports)
+            let data = try apps.count == 1 && app != nil ? encoder.encode(results[0]) : encoder.encode(results)
             FileHandle.standardOutput.write(data + Data("\n".utf8))
-        } else if reports.isEmpty {
+        } else if results.isEmpty {
             print("no events stored")
         } else {
-            print(reports.map { $0.render() }.joined(separator: "\n\n"))
+            print(results.map(render).joined(separator: "\n\n"))
         }
     }
 }

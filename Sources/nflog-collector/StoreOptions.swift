@@ -38,7 +38,8 @@ struct StoreOptions: ParsableArguments {
 
     func open(readTimeLimit: Duration) async throws -> any EventStore {
         if let postgresURL {
-            return try await PostgresEventStore(url: postgresURL, poolSize: poolSize, passwordFile: passwordFile)
+            return try await PostgresEventStore(url: postgresURL, poolSize: poolSize, passwordFile: passwordFile,
+                                                readTimeLimit: readTimeLimit)
         }
         return try SQLiteEventStore(path: db ?? store ?? "", readTimeLimit: readTimeLimit)
     }

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollector
 import NFLogCollectorTesting
@@ -8,9 +9,9 @@ import Testing
 struct AggregationDeliveryTests {
     static let policy = #"{"version":1,"mode":"active","rules":{"aggregate":[{"pattern":"perf.frame","window_s":60,"dimensions":["screen"]}]}}"#
 
-    @Test("Folded on the device, sent once though a response is lost, stored once; the report's percentiles are within 1% of the exact ones")
-    func deliveredOnce() async throws {
-        let collector = try await TestCollector.start()
+    @Test("Folded on the device, sent once though a response is lost, stored once; the report's percentiles are within 1% of the exact ones", arguments: StoreKind.all)
+    func deliveredOnce(_ kind: StoreKind) async throws {
+        let collector = try await kind.startCollector()
         let scratch = Scratch()
         // The first upload reaches the collector, which commits it, and its answer is lost: the
         // same batch goes again and must not be stored twice.

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import FaultProxy
 import Foundation
 import NFLogCollector
@@ -8,9 +9,9 @@ import Testing
 
 @Suite("Delivery to a real collector")
 struct DeliveryTests {
-    @Test("N events logged → exactly N stored, 0 duplicates; the device keeps nothing")
-    func exactlyOnce() async throws {
-        let collector = try await TestCollector.start()
+    @Test("N events logged → exactly N stored, 0 duplicates; the device keeps nothing", arguments: StoreKind.all)
+    func exactlyOnce(_ kind: StoreKind) async throws {
+        let collector = try await kind.startCollector()
         let scratch = Scratch()
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
         let recorded = await logEvents(logger, points: 2_000, spans: 300)
@@ -199,8 +200,12 @@ struct DeliveryTests {
         await collector.stop()
     }
 
-    @Test("Random faults with two uploads in flight: every event stored exactly once", arguments: [1, 2, 3])
-    func randomFaults(seed: UInt64) async throws {
+    /// Every seed on SQLite, the first on PostgreSQL too: surviving the faults is the SDK's part,
+    /// counting what a lost answer sent again is the store's.
+    static let faultRuns: [(StoreKind, UInt64)] = [1, 2, 3].map { (.sqlite, $0) } + StoreKind.all.filter { $0 != .sqlite }.map { ($0, 1) }
+
+    @Test("Random faults with two uploads in flight: every event stored exactly once", arguments: faultRuns)
+    func randomFaults(_ kind: StoreKind, seed: UInt64) async throws {
         var random = SeededRandom(seed: seed)
         let faults: [FaultInjectingTransport.Fault] = (0..<40).map { _ in
             switch random.next() % 6 {
@@ -211,7 +216,7 @@ struct DeliveryTests {
             default: .pass
             }
         }
-        let collector = try await TestCollector.start()
+        let collector = try await kind.startCollector()
         let transport = FaultInjectingTransport(faults)
         let scratch = Scratch()
         var configuration = configuration(scratch, collector: collector.url, transport: transport)

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import FaultProxy
 import Foundation
 import NFLogCollector
@@ -102,9 +103,9 @@ struct DurabilityTests {
         await collector.stop()
     }
 
-    @Test("A damaged database is reported to the collector as a reset")
-    func resetReported() async throws {
-        let collector = try await TestCollector.start()
+    @Test("A damaged database is reported to the collector as a reset", arguments: StoreKind.all)
+    func resetReported(_ kind: StoreKind) async throws {
+        let collector = try await kind.startCollector()
         let scratch = Scratch()
         try Data("not a database".utf8).write(to: scratch.databaseURL)
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import FaultProxy
 import Foundation
 import Logging
@@ -75,7 +76,7 @@ func deliverAll(_ logger: NFLogger, timeout: Duration = .seconds(30)) async -> F
 }
 
 /// The uuids the collector stored, from its export.
-func storedIDs(_ collector: TestCollector) async throws -> [UUID] {
+func storedIDs(_ collector: some CollectorUnderTest) async throws -> [UUID] {
     try await collector.exportedEvents().map(\.event.id)
 }
 

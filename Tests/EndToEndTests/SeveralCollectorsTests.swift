@@ -1,8 +1,8 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollector
 import NFLogSupport
 import NFLogger
-import PostgresNIO
 import Testing
 
 /// Several `nflog-collector serve --postgres URL` processes over one PostgreSQL database, as behind
@@ -10,7 +10,7 @@ import Testing
 /// retry racing its original across two collectors), and every event is stored once, every
 /// duplicate counted once, in the stats and in the answers.
 @Suite("Several collectors over one PostgreSQL",
-       .enabled(if: FreshDatabase.baseURL != nil,
+       .enabled(if: TestDatabase.serverURL != nil,
                 "NFLOG_POSTGRES_URL is not set: the several-collectors test needs a PostgreSQL server (scripts/postgres start DIR prints a URL)"),
        .serialized)
 struct SeveralCollectorsTests {
@@ -20,7 +20,7 @@ struct SeveralCollectorsTests {
     @Test("Every batch sent to two collectors at once, some a third time: each event stored once, stored + duplicates = sent",
           arguments: [1, 2, 4])
     func sameBatchesToSeveralCollectors(collectors count: Int) async throws {
-        try await FreshDatabase.with { url in
+        try await TestDatabase.with { url in
             var collectors: [CollectorProcess] = []
             defer { for collector in collectors { collector.stop() } }
             for _ in 0..<count { collectors.append(try await CollectorProcess.start(postgres: url)) }
@@ -230,41 +230,4 @@ final class CollectorProcess: Sendable {
 struct CollectorProcessError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// A new, empty database on the server of NFLOG_POSTGRES_URL for one test run, dropped after it.
-enum FreshDatabase {
-    static let baseURL = ProcessInfo.processInfo.environment["NFLOG_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
-
-    static func with(_ body: (String) async throws -> Void) async throws {
-        let base = try #require(baseURL)
-        let name = "nflog_several_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        try await admin(base, "CREATE DATABASE \(name)")
-        var components = try #require(URLComponents(string: base))
-        components.path = "/" + name
-        let url = try #require(components.string)
-        do {
-            try await body(url)
-        } catch {
-            try? await admin(base, "DROP DATABASE \(name) WITH (FORCE)")
-            throw error
-        }
-        try await admin(base, "DROP DATABASE \(name) WITH (FORCE)")
-    }
-
-    /// One statement on the server's own database, over a one-connection client (trust or
-    /// PGPASSWORD authentication, no TLS: the throwaway cluster of scripts/postgres).
-    static func admin(_ base: String, _ sql: String) async throws {
-        let components = try #require(URLComponents(string: base))
-        let configuration = PostgresClient.Configuration(
-            host: components.host ?? "127.0.0.1", port: components.port ?? 5432,
-            username: components.user ?? "postgres",
-            password: components.password ?? ProcessInfo.processInfo.environment["PGPASSWORD"],
-            database: String(components.path.dropFirst()).isEmpty ? "postgres" : String(components.path.dropFirst()),
-            tls: .disable)
-        let client = PostgresClient(configuration: configuration)
-        let runner = Task { await client.run() }
-        defer { runner.cancel() }
-        try await client.query(PostgresQuery(unsafeSQL: sql))
-    }
 }

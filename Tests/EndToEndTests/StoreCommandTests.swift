@@ -1,14 +1,13 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollector
 import Testing
-
-private let postgresURL = ProcessInfo.processInfo.environment["NFLOG_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
 
 /// `nflog-collector report` and `export` on a PostgreSQL store (`--store postgres://…`,
 /// `--postgres URL`), against the same batches in a SQLite file (`--db`). Each run writes under an
 /// app of its own in the server's database, so runs never see each other's events.
 @Suite("nflog-collector report and export on PostgreSQL",
-       .enabled(if: postgresURL != nil, "NFLOG_POSTGRES_URL is not set: these tests need a PostgreSQL server (scripts/postgres start DIR prints a URL)"))
+       .enabled(if: TestDatabase.serverURL != nil, "NFLOG_POSTGRES_URL is not set: these tests need a PostgreSQL server (scripts/postgres start DIR prints a URL)"))
 struct StoreCommandTests {
     /// Runs the collector's command with `arguments`; returns its exit status and standard output.
     static func run(_ arguments: [String], environment: [String: String]? = nil) async throws -> (status: Int32, output: String) {
@@ -39,7 +38,7 @@ struct StoreCommandTests {
 
     @Test("report --json and export print the same as on a SQLite file with the same batches; --password-file is read")
     func sameAsSQLite() async throws {
-        let url = try #require(postgresURL)
+        let url = try #require(TestDatabase.serverURL)
         let app = "cli-" + UUID().uuidString.lowercased()
         let path = RetentionCommandTests.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -83,7 +82,7 @@ struct StoreCommandTests {
 
     @Test("A SQLite file that is not there is refused; two stores at once are refused")
     func refusals() async throws {
-        let url = try #require(postgresURL)
+        let url = try #require(TestDatabase.serverURL)
         let missing = RetentionCommandTests.temporaryPath()
         #expect(try await Self.run(["report", "--db", missing]).status != 0)
         #expect(try await Self.run(["export", "--db", missing]).status != 0)

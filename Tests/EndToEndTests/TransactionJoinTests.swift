@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import Hummingbird
 import Logging
@@ -49,9 +50,9 @@ final class TransactionBackend: Sendable {
 
 @Suite("Transactions joined across an app and its backend, through a real collector")
 struct TransactionJoinTests {
-    @Test("The same transaction id on both sides; the report's client / network / server split equals the one computed by hand; no header goes to another host")
-    func joined() async throws {
-        let collector = try await TestCollector.start()
+    @Test("The same transaction id on both sides; the report's client / network / server split equals the one computed by hand; no header goes to another host", arguments: StoreKind.all)
+    func joined(_ kind: StoreKind) async throws {
+        let collector = try await kind.startCollector()
         let appScratch = Scratch(), backendScratch = Scratch()
         // Two app instances of one app (one key): the app, and its backend.
         var appConfiguration = configuration(appScratch, collector: collector.url)

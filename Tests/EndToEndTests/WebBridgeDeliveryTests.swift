@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollectorTesting
 import NFLogger
@@ -5,9 +6,9 @@ import Testing
 
 @Suite("Web content through the bridge to a real collector")
 struct WebBridgeDeliveryTests {
-    @Test("A page's events reach the collector once, marked web with their origin, in the app's session; the report counts native and web apart")
-    func delivered() async throws {
-        let collector = try await TestCollector.start()
+    @Test("A page's events reach the collector once, marked web with their origin, in the app's session; the report counts native and web apart", arguments: StoreKind.all)
+    func delivered(_ kind: StoreKind) async throws {
+        let collector = try await kind.startCollector()
         let scratch = Scratch()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.webBridge.allowedOrigins = ["https://help.example.com"]

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollectorTesting
 import NFLogSupport
@@ -6,7 +7,8 @@ import Testing
 @testable import NFLogCollector
 
 /// Aggregates end to end through a real collector: gzip batches over HTTP on 127.0.0.1, a real
-/// SQLite file, the report and the export read back over HTTP.
+/// store (SQLite, and PostgreSQL when NFLOG_POSTGRES_URL is set), the report and the export read
+/// back over HTTP.
 @Suite("Aggregates stored, merged and reported")
 struct AggregateReportTests {
     static let keyA = "key-of-app-a-0123456789"
@@ -18,12 +20,12 @@ struct AggregateReportTests {
     static let windows = 10
     static let perWindow = 1_000
 
-    static func start() async throws -> TestCollector {
+    static func start(_ kind: StoreKind) async throws -> RunningCollector {
         var configuration = CollectorConfiguration()
         configuration.keys = AppKeys([keyA: "a", keyB: "b"])
         configuration.readTokens = ReadTokens([readA: .apps(["a"]), readB: .apps(["b"])])
         configuration.rateLimit = nil
-        return try await TestCollector.start(configuration: configuration)
+        return try await kind.startCollector(configuration: configuration)
     }
 
     /// 100,000 log-normal frame times (median 16 ms, σ 0.6), a fixed seed: values[device][window].
@@ -52,9 +54,9 @@ struct AggregateReportTests {
         return sorted[Int((q * Double(sorted.count - 1)).rounded(.down))]
     }
 
-    func client(_ collector: TestCollector, key: String) -> CollectorClient { CollectorClient(collector, key: key) }
+    func client(_ collector: some CollectorUnderTest, key: String) -> CollectorClient { CollectorClient(collector, key: key) }
 
-    func report(_ collector: TestCollector, token: String = readA, query: String = "") async throws -> AnalyticsReport {
+    func report(_ collector: some CollectorUnderTest, token: String = readA, query: String = "") async throws -> AnalyticsReport {
         let url = try #require(URL(string: collector.url.absoluteString + "/v1/report" + query))
         let response = try await DefaultHTTPTransport().send(TransportRequest(url: url, method: "GET", headers: ["Authorization": "Bearer \(token)"], body: Data()))
         #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
@@ -78,9 +80,9 @@ struct AggregateReportTests {
         return worst
     }
 
-    @Test("Ten devices' aggregates merge into quantiles within 1% of the exact ones; a batch sent twice is stored once")
-    func mergedQuantiles() async throws {
-        let collector = try await Self.start()
+    @Test("Ten devices' aggregates merge into quantiles within 1% of the exact ones; a batch sent twice is stored once", arguments: StoreKind.all)
+    func mergedQuantiles(_ kind: StoreKind) async throws {
+        let collector = try await Self.start(kind)
         let client = client(collector, key: Self.keyA)
         for device in 0..<Self.devices {
             let response = try await client.post(try CollectorClient.gzip(Self.batch(device: device)))
@@ -111,9 +113,9 @@ struct AggregateReportTests {
         await collector.stop()
     }
 
-    @Test("The time range and dimension filters select the aggregates; the export lists them; each app sees its own")
-    func filtersExportAndScope() async throws {
-        let collector = try await Self.start()
+    @Test("The time range and dimension filters select the aggregates; the export lists them; each app sees its own", arguments: StoreKind.all)
+    func filtersExportAndScope(_ kind: StoreKind) async throws {
+        let collector = try await Self.start(kind)
         for device in 0..<3 {
             #expect(try await client(collector, key: Self.keyA).post(try CollectorClient.gzip(Self.batch(device: device))).status == 200)
         }
@@ -184,22 +186,21 @@ struct AggregateReportTests {
         await collector.stop()
     }
 
-    @Test("An app's aggregates past 1,000 names are counted, not listed; the most events first")
-    func boundedNames() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-aggregates-\(UUID().uuidString).sqlite").path
-        let store = try SQLiteEventStore(path: path, durableCommits: false)
-        var texts: [String] = []
-        for index in 0..<1_005 {
-            texts.append(AggregateFixtures.json(AggregateFixtures.aggregate(name: "perf.n\(index)", values: index == 1_004 ? [1, 2, 3, 4] : [1])))
+    @Test("An app's aggregates past 1,000 names are counted, not listed; the most events first", arguments: StoreKind.all)
+    func boundedNames(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            var texts: [String] = []
+            for index in 0..<1_005 {
+                texts.append(AggregateFixtures.json(AggregateFixtures.aggregate(name: "perf.n\(index)", values: index == 1_004 ? [1, 2, 3, 4] : [1])))
+            }
+            for chunk in stride(from: 0, to: texts.count, by: 500) {
+                let batch = try BatchDecoder().decode(Array(AggregateFixtures.batch(aggregates: Array(texts[chunk..<min(chunk + 500, texts.count)])).utf8))
+                _ = try await store.store(batch, app: "a", receivedAt: 1)
+            }
+            let report = try await store.report(app: "a")
+            #expect(report.aggregates.count == 1_000 && report.aggregatesOmitted == 5)
+            #expect(report.aggregates["perf.n1004"]?.count == 4 && report.aggregates["perf.n0"] != nil && report.aggregates["perf.n999"] == nil)
         }
-        for chunk in stride(from: 0, to: texts.count, by: 500) {
-            let batch = try BatchDecoder().decode(Array(AggregateFixtures.batch(aggregates: Array(texts[chunk..<min(chunk + 500, texts.count)])).utf8))
-            _ = try await store.store(batch, app: "a", receivedAt: 1)
-        }
-        let report = try await store.report(app: "a")
-        #expect(report.aggregates.count == 1_000 && report.aggregatesOmitted == 5)
-        #expect(report.aggregates["perf.n1004"]?.count == 4 && report.aggregates["perf.n0"] != nil && report.aggregates["perf.n999"] == nil)
-        await store.close()
     }
 }
 

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollectorTesting
 import NFLogSupport
@@ -11,14 +12,14 @@ struct CollectorClient {
     var readToken: String?
     let transport = DefaultHTTPTransport()
 
-    init(_ collector: TestCollector, key: String? = TestCollector.appKey, readToken: String? = nil) {
+    init(_ collector: some CollectorUnderTest, key: String? = TestCollector.appKey, readToken: String? = nil) {
         self.url = collector.url
         self.key = key
         self.readToken = readToken
     }
 
     /// A client that reads with `token` and carries no app key.
-    static func reader(_ collector: TestCollector, token: String = TestCollector.readToken) -> CollectorClient {
+    static func reader(_ collector: some CollectorUnderTest, token: String = TestCollector.readToken) -> CollectorClient {
         CollectorClient(collector, key: nil, readToken: token)
     }
 

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollector
 import NFLogCollectorTesting
@@ -9,7 +10,7 @@ import Testing
 struct CollectorHTTPTests {
     let transport = DefaultHTTPTransport()
 
-    func post(_ collector: TestCollector, body: [UInt8], key: String? = TestCollector.appKey,
+    func post(_ collector: some CollectorUnderTest, body: [UInt8], key: String? = TestCollector.appKey,
               encoding: String? = "gzip") async throws -> TransportResponse {
         try await CollectorClient(collector, key: key).post(body, encoding: encoding)
     }
@@ -18,9 +19,9 @@ struct CollectorHTTPTests {
 
     func message(_ response: TransportResponse) -> String { CollectorClient.message(response.body) }
 
-    @Test("A valid batch is stored once; sending it again stores nothing new and counts duplicates")
-    func storeAndDeduplicate() async throws {
-        let collector = try await TestCollector.start()
+    @Test("A valid batch is stored once; sending it again stores nothing new and counts duplicates", arguments: StoreKind.all)
+    func storeAndDeduplicate(_ kind: StoreKind) async throws {
+        let collector = try await kind.startCollector()
         let ids = (0..<3).map { _ in UUID().uuidString.lowercased() }
         let body = try gzip(BatchFixtures.batch(events: [BatchFixtures.point(ids[0]), BatchFixtures.point(ids[1]), BatchFixtures.span(ids[2])]))
 
@@ -46,9 +47,9 @@ struct CollectorHTTPTests {
         await collector.stop()
     }
 
-    @Test("An uncompressed batch (identity) is accepted too")
-    func identity() async throws {
-        let collector = try await TestCollector.start()
+    @Test("An uncompressed batch (identity) is accepted too", arguments: StoreKind.all)
+    func identity(_ kind: StoreKind) async throws {
+        let collector = try await kind.startCollector()
         let response = try await post(collector, body: Array(BatchFixtures.batch(events: [BatchFixtures.point()]).utf8), encoding: nil)
         #expect(response.status == 200)
         #expect(try await collector.stats().eventsStored == 1)
@@ -115,9 +116,9 @@ struct CollectorHTTPTests {
         await collector.stop()
     }
 
-    @Test("A store that fails answers 503 with a message and Retry-After, never an empty 500")
-    func storeFailure() async throws {
-        let collector = try await TestCollector.start()
+    @Test("A store that fails answers 503 with a message and Retry-After, never an empty 500", arguments: StoreKind.all)
+    func storeFailure(_ kind: StoreKind) async throws {
+        let collector = try await kind.startCollector()
         await collector.store.close()  // a fault injected on purpose
         let response = try await post(collector, body: try gzip(BatchFixtures.batch(events: [BatchFixtures.point()])))
         #expect(response.status == 503)
@@ -144,18 +145,6 @@ struct CollectorHTTPTests {
         let health = try await transport.send(TransportRequest(url: collector.url.appendingPathComponent("health"), method: "GET", headers: [:], body: Data()))
         #expect(health.status == 200)
         await collector.stop()
-    }
-
-    @Test("Two apps' events are kept apart, even with the same uuids")
-    func appsApart() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-\(UUID().uuidString).sqlite")
-        let store = try SQLiteEventStore(path: directory.path)
-        let batch = try BatchDecoder().decode(Array(BatchFixtures.batch(events: [BatchFixtures.point()]).utf8))
-        #expect(try await store.store(batch, app: "a", receivedAt: 1) == StoreResult(accepted: 1, duplicates: 0))
-        #expect(try await store.store(batch, app: "b", receivedAt: 1) == StoreResult(accepted: 1, duplicates: 0))
-        #expect(try await store.stats(app: "a").eventsStored == 1)
-        #expect(try await store.stats(app: "c").eventsStored == 0)
-        await store.close()
     }
 
     @Test("Development mode refuses a non-loopback host")

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollector
 import NFLogCollectorTesting
@@ -213,9 +214,10 @@ struct ReadIsolationTests {
 }
 
 extension ReadIsolationTests {
-    @Test("A read past the store's time limit is stopped: 503 with Retry-After naming the limit; uploads and later reads go on")
-    func readTimeLimit() async throws {
-        let collector = try await TestCollector.start(readTimeLimit: .milliseconds(1))
+    @Test("A read past the store's time limit is stopped: 503 with Retry-After naming the limit; uploads and later reads go on",
+          arguments: StoreKind.all)
+    func readTimeLimit(_ kind: StoreKind) async throws {
+        let collector = try await kind.startCollector(readTimeLimit: .milliseconds(1))
         for _ in 0..<50 {
             let json = BatchFixtures.batch(events: (0..<1_000).map { _ in BatchFixtures.span() })
             _ = try await collector.store.store(try BatchDecoder().decode(Array(json.utf8)), app: TestCollector.app, receivedAt: 1_750_000_000_000)

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollector
 import NFLogCollectorTesting
@@ -186,8 +187,8 @@ struct HostileInputTests {
         await collector.stop()
     }
 
-    @Test("One app's events never appear in another app's stats, report, lookup, export or policy")
-    func appsIsolated() async throws {
+    @Test("One app's events never appear in another app's stats, report, lookup, export or policy", arguments: StoreKind.all)
+    func appsIsolated(_ kind: StoreKind) async throws {
         let policies = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-policies-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
         try Data(#"{"version":1,"mode":"active","refresh_interval_s":4321}"#.utf8).write(to: policies.appendingPathComponent("a.json"))
@@ -196,7 +197,7 @@ struct HostileInputTests {
         configuration.keys = AppKeys([Self.keyA: "a", Self.keyB: "b"])
         configuration.policiesDirectory = policies
         configuration.readTokens = ReadTokens([Self.readA: .apps(["a"]), Self.readB: .apps(["b"])])
-        let collector = try await TestCollector.start(configuration: configuration)
+        let collector = try await kind.startCollector(configuration: configuration)
         let a = CollectorClient(collector, key: Self.keyA)
         let b = CollectorClient(collector, key: Self.keyB)
         let readsA = CollectorClient.reader(collector, token: Self.readA)
@@ -220,8 +221,8 @@ struct HostileInputTests {
         #expect(foundByB["found"] as? Int == 0 && (foundByB["missing"] as? [String]).map(Set.init) == Set(ids))
         #expect(try await readsA.json("POST", "v1/events/lookup", body: lookup)["found"] as? Int == 3)
 
-        #expect(try await Self.exported(collector, app: "b").isEmpty)
-        #expect(try await Self.exported(collector, app: "a").count == 3)
+        #expect(try await Self.exported(collector.store, app: "b").isEmpty)
+        #expect(try await Self.exported(collector.store, app: "a").count == 3)
 
         #expect(String(decoding: try await a.send("GET", "v1/policy").body, as: UTF8.self).contains("4321"))
         #expect(!String(decoding: try await b.send("GET", "v1/policy").body, as: UTF8.self).contains("4321"))
@@ -318,9 +319,9 @@ struct HostileInputTests {
         #expect(try await collector.exportedEvents().isEmpty)
     }
 
-    static func exported(_ collector: TestCollector, app: String) async throws -> [[UInt8]] {
+    static func exported(_ store: any EventStore, app: String) async throws -> [[UInt8]] {
         let lines = Lines()
-        try await collector.store.exportEvents(app: app) { lines.append($0) }
+        try await store.exportEvents(app: app) { lines.append($0) }
         return lines.all
     }
 }

@@ -1,47 +1,14 @@
+import CollectorTestSupport
 import Foundation
 import Logging
 @testable import NFLogCollector
 import PostgresNIO
+import Synchronization
 import Testing
 
-/// A fresh database per test on the PostgreSQL server of NFLOG_POSTGRES_URL (`scripts/postgres
-/// start DIR` prints one; .ci/run exports it), created before the test and dropped after it.
-enum PostgresTestDatabase {
-    static let url = ProcessInfo.processInfo.environment["NFLOG_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+/// Why the PostgreSQL suites are skipped without a server.
+enum PostgresTests {
     static let skipMessage: Comment = "NFLOG_POSTGRES_URL is not set: the PostgreSQL store's tests need a server (scripts/postgres start DIR prints a URL)"
-
-    /// Runs `body` with the URL of a new, empty database, dropped afterwards whatever happens.
-    static func with(_ body: (String) async throws -> Void) async throws {
-        let base = try #require(url)
-        let name = "nflog_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        try await admin(base, "CREATE DATABASE \(name)")
-        var components = try #require(URLComponents(string: base))
-        components.path = "/" + name
-        let testURL = try #require(components.string)
-        do {
-            try await body(testURL)
-        } catch {
-            try? await admin(base, "DROP DATABASE \(name) WITH (FORCE)")
-            throw error
-        }
-        try await admin(base, "DROP DATABASE \(name) WITH (FORCE)")
-    }
-
-    /// Runs one statement on the server's own database (CREATE / DROP DATABASE cannot run in it
-    /// through the store).
-    static func admin(_ base: String, _ sql: String) async throws {
-        try await withClient(base) { client in
-            try await client.query(PostgresQuery(unsafeSQL: sql))
-        }
-    }
-
-    static func withClient(_ url: String, _ body: (PostgresClient) async throws -> Void) async throws {
-        let configuration = try PostgresURL(url).configuration(poolSize: 1)
-        let client = PostgresClient(configuration: configuration)
-        let runner = Task { await client.run() }
-        defer { runner.cancel() }
-        try await body(client)
-    }
 }
 
 /// The batches the stores are compared on: points, network spans, use cases (completed, not),
@@ -73,6 +40,13 @@ enum PostgresFixtures {
     }
 }
 
+/// When something happened, marked from another task.
+private final class Moment: Sendable {
+    private let value = Mutex<ContinuousClock.Instant?>(nil)
+    func mark() { value.withLock { $0 = .now } }
+    var instant: ContinuousClock.Instant? { value.withLock { $0 } }
+}
+
 /// Lines handed to an export's callback (a @Sendable closure).
 final class LineCollector: @unchecked Sendable {
     // @unchecked: `stored` is touched only under `lock`.
@@ -82,45 +56,11 @@ final class LineCollector: @unchecked Sendable {
     var lines: [String] { lock.withLock { stored } }
 }
 
-@Suite("PostgresEventStore against a real PostgreSQL", .enabled(if: PostgresTestDatabase.url != nil, PostgresTestDatabase.skipMessage))
+@Suite("PostgresEventStore against a real PostgreSQL", .enabled(if: TestDatabase.serverURL != nil, PostgresTests.skipMessage))
 struct PostgresEventStoreTests {
-    @Test("A batch is stored; a retry of it is counted as duplicates, its diagnostics once")
-    func storeAndRetry() async throws {
-        try await PostgresTestDatabase.with { url in
-            let store = try await PostgresEventStore(url: url, poolSize: 2)
-            let batch = try PostgresFixtures.decode(PostgresFixtures.mixed())
-            let first = try await store.store(batch, app: "shop", receivedAt: 1_750_000_001_000)
-            #expect(first == StoreResult(accepted: 7, duplicates: 0))
-            let retry = try await store.store(batch, app: "shop", receivedAt: 1_750_000_002_000)
-            #expect(retry == StoreResult(accepted: 0, duplicates: 7))
-            let stats = try await store.stats(app: "shop")
-            #expect(stats.eventsStored == 5 && stats.duplicatesDropped == 5)
-            #expect(stats.aggregatesStored == 2 && stats.aggregateDuplicatesDropped == 2 && stats.aggregatedEvents == 6)
-            #expect(stats.batches == 1 && stats.requests == 2)
-            #expect(stats.prunedOnDevices == 5 && stats.prunedOnDevicesByName == ["ui.tap": 3, "net.request": 2])
-            #expect(stats.databaseResets == 1 && stats.quarantinedOnDevices == 4)
-            #expect(stats.eventsByName == ["ui.tap": 1, "ui.swipe": 1, "net.request": 1, "checkout": 1, "page.view": 1])
-            let ids = batch.events.map(\.id) + [UUID()]
-            #expect(try await store.storedIDs(app: "shop", among: ids) == Set(batch.events.map(\.id)))
-            await store.close()
-            await #expect(throws: PostgresStoreError.closed) { try await store.stats(app: "shop") }
-        }
-    }
-
-    @Test("A uuid twice in one batch is stored once, the second counted a duplicate (as on SQLite)")
-    func duplicateInsideBatch() async throws {
-        try await PostgresTestDatabase.with { url in
-            let store = try await PostgresEventStore(url: url, poolSize: 1)
-            let uuid = UUID().uuidString.lowercased()
-            let batch = try PostgresFixtures.decode(BatchFixtures.batch(events: [BatchFixtures.point(uuid), BatchFixtures.point(uuid)]))
-            #expect(try await store.store(batch, app: "shop", receivedAt: 1_000) == StoreResult(accepted: 1, duplicates: 1))
-            await store.close()
-        }
-    }
-
     @Test("Two collectors (two stores, two pools) storing the same batches at once: each event once, duplicates counted once")
     func concurrentCollectors() async throws {
-        try await PostgresTestDatabase.with { url in
+        try await TestDatabase.with { url in
             // Both migrate the empty database at once: the advisory lock lets one do it.
             async let a = PostgresEventStore(url: url, poolSize: 4)
             async let b = PostgresEventStore(url: url, poolSize: 4)
@@ -150,7 +90,7 @@ struct PostgresEventStoreTests {
 
     @Test("Stats and exports are SQLite's, line for line, for the same batches")
     func sameAsSQLite() async throws {
-        try await PostgresTestDatabase.with { url in
+        try await TestDatabase.with { url in
             let postgres = try await PostgresEventStore(url: url, poolSize: 2)
             let path = StoreFixtures.temporaryPath()
             defer { try? FileManager.default.removeItem(atPath: path) }
@@ -202,32 +142,15 @@ struct PostgresEventStoreTests {
         }
     }
 
-    @Test("Apps are isolated: the same uuids in two apps are two events, counted apart")
-    func perAppIsolation() async throws {
-        try await PostgresTestDatabase.with { url in
-            let store = try await PostgresEventStore(url: url, poolSize: 2)
-            let batch = try PostgresFixtures.decode(BatchFixtures.batch(events: PostgresFixtures.points(3)))
-            #expect(try await store.store(batch, app: "a", receivedAt: 1_000) == StoreResult(accepted: 3, duplicates: 0))
-            #expect(try await store.store(batch, app: "b", receivedAt: 1_000) == StoreResult(accepted: 3, duplicates: 0))
-            #expect(try await store.store(batch, app: "b", receivedAt: 1_000) == StoreResult(accepted: 0, duplicates: 3))
-            #expect(try await store.stats(app: "a").duplicatesDropped == 0)
-            #expect(try await store.stats(app: "b").duplicatesDropped == 3)
-            #expect(try await store.apps() == ["a", "b"])
-            #expect(try await store.storedIDs(app: "c", among: batch.events.map(\.id)).isEmpty)
-            #expect(try await store.exportPage(app: "a", after: 0, limit: 100).count == 3)
-            await store.close()
-        }
-    }
-
     @Test("Migrations: from empty, four collectors at once apply each once; a restart applies none")
     func migrations() async throws {
-        try await PostgresTestDatabase.with { url in
+        try await TestDatabase.with { url in
             let logger = Logger(label: "test")
             let applied = try await withThrowingTaskGroup(of: [Int].self) { group in
                 for _ in 0..<4 {
                     group.addTask {
                         var versions: [Int] = []
-                        try await PostgresTestDatabase.withClient(url) { client in
+                        try await TestDatabase.withClient(url) { client in
                             try await client.withConnection { versions = try await PostgresSchema.migrate($0, logger: logger) }
                         }
                         return versions
@@ -239,7 +162,7 @@ struct PostgresEventStoreTests {
             #expect(applied.filter { !$0.isEmpty } == [all])
             let store = try await PostgresEventStore(url: url, poolSize: 1)
             await store.close()
-            try await PostgresTestDatabase.withClient(url) { client in
+            try await TestDatabase.withClient(url) { client in
                 try await client.withConnection { connection in
                     #expect(try await PostgresSchema.migrate(connection, logger: logger).isEmpty)
                     var recorded: [Int] = []
@@ -255,9 +178,9 @@ struct PostgresEventStoreTests {
 
     @Test("An earlier version migrates forward: version 1 alone, then the store adds the rest, keeping the events")
     func migrationFromEarlierVersion() async throws {
-        try await PostgresTestDatabase.with { url in
+        try await TestDatabase.with { url in
             let logger = Logger(label: "test")
-            try await PostgresTestDatabase.withClient(url) { client in
+            try await TestDatabase.withClient(url) { client in
                 let applied = try await client.withConnection { connection in
                     try await PostgresSchema.migrate(connection, logger: logger, migrations: Array(PostgresSchema.migrations.prefix(1)))
                 }
@@ -272,7 +195,7 @@ struct PostgresEventStoreTests {
 
     @Test("dropEvents drops whole days older than the cutoff and says how many events they held")
     func dropEvents() async throws {
-        try await PostgresTestDatabase.with { url in
+        try await TestDatabase.with { url in
             let store = try await PostgresEventStore(url: url, poolSize: 2)
             let day: Int64 = 86_400_000
             let start = DayPartition(containing: 1_750_000_000_000).start
@@ -298,6 +221,87 @@ struct PostgresEventStoreTests {
         }
     }
 
+    @Test("A batch still committing into a day that retention drops is waited for: its events counted as expired, their ids removed")
+    func dropWaitsForInserts() async throws {
+        try await TestDatabase.with { url in
+            let store = try await PostgresEventStore(url: url, poolSize: 2)
+            let day = DayPartition(containing: 1_750_000_000_000)
+            let stored = try PostgresFixtures.decode(BatchFixtures.batch(events: PostgresFixtures.points(2)))
+            _ = try await store.store(stored, app: "shop", receivedAt: day.start + 1_000)
+            // Three more events inserted into that day by a transaction that commits only after
+            // the drop has begun (as a batch's would, stored with an old receive time).
+            let late = (0..<3).map { _ in UUID() }
+            let logger = Logger(label: "test")
+            var drop: Task<Int, any Error>?
+            try await TestDatabase.withClient(url) { client in
+                try await client.withTransaction(logger: logger) { connection in
+                    try await connection.query("INSERT INTO event_ids (app, uuid) SELECT 'shop', u FROM unnest(\(late)::uuid[]) AS u",
+                                               logger: logger)
+                    try await connection.query("""
+                        INSERT INTO events (app, uuid, batch_id, session, context_id, name, kind, type, timestamp_ms, received_ms)
+                        SELECT 'shop', u, u, u, 1, 'ui.tap', 'point', 'event', 1, \(day.start + 2_000) FROM unnest(\(late)::uuid[]) AS u
+                        """, logger: logger)
+                    drop = Task { try await store.dropEvents(receivedBefore: day.end) }
+                    try await Task.sleep(for: .milliseconds(500))  // the drop now waits for this commit
+                }
+            }
+            #expect(try await #require(drop).value == 5)
+            #expect(try await store.stats(app: "shop").eventsExpired == 5)
+            #expect(try await store.storedIDs(app: "shop", among: late + stored.events.map(\.id)).isEmpty)
+            await store.close()
+        }
+    }
+
+    @Test("A day another collector dropped is created again when a batch needs it: the insert's failure is retried, not answered")
+    func partitionDroppedElsewhere() async throws {
+        try await TestDatabase.with { url in
+            let a = try await PostgresEventStore(url: url, poolSize: 1)
+            let b = try await PostgresEventStore(url: url, poolSize: 1)
+            let day = DayPartition(containing: 1_750_000_000_000)
+            let first = try PostgresFixtures.decode(BatchFixtures.batch(events: PostgresFixtures.points(2)))
+            #expect(try await a.store(first, app: "shop", receivedAt: day.start + 1_000).accepted == 2)
+            #expect(try await b.dropEvents(receivedBefore: day.end) == 2)
+            // Collector a still takes the day for created; its insert finds no partition, and is retried.
+            let second = try PostgresFixtures.decode(BatchFixtures.batch(events: PostgresFixtures.points(3)))
+            #expect(try await a.store(second, app: "shop", receivedAt: day.start + 2_000) == StoreResult(accepted: 3, duplicates: 0))
+            #expect(try await b.storedIDs(app: "shop", among: second.events.map(\.id)).count == 3)
+            await a.close()
+            await b.close()
+        }
+    }
+
+    @Test("A new day's partition is made beside a read of the events in progress: the upload that needs it does not wait for the read")
+    func newDayBesideRead() async throws {
+        try await TestDatabase.with { url in
+            let store = try await PostgresEventStore(url: url, poolSize: 2)
+            let day = DayPartition(containing: 1_750_000_000_000)
+            _ = try await store.store(try PostgresFixtures.decode(BatchFixtures.batch(events: PostgresFixtures.points(1))),
+                                      app: "shop", receivedAt: day.start)
+            let logger = Logger(label: "test")
+            let storedAt = Moment()
+            var upload: Task<StoreResult, any Error>?
+            try await TestDatabase.withClient(url) { client in
+                try await client.withTransaction(logger: logger) { reader in
+                    // A report's read of `events`, its lock held to the end of the transaction.
+                    try await reader.query("SELECT count(*) FROM events", logger: logger)
+                    upload = Task {
+                        let batch = try PostgresFixtures.decode(BatchFixtures.batch(events: PostgresFixtures.points(2)))
+                        let result = try await store.store(batch, app: "shop", receivedAt: day.end + 1_000)  // the next day
+                        storedAt.mark()
+                        return result
+                    }
+                    let deadline = ContinuousClock.now + .seconds(10)
+                    while storedAt.instant == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+                }
+            }
+            let readEnded = ContinuousClock.now
+            #expect(try await #require(upload).value == StoreResult(accepted: 2, duplicates: 0))
+            let stored = try #require(storedAt.instant)
+            #expect(stored < readEnded, "the upload waited for the read to end")
+            await store.close()
+        }
+    }
+
     @Test("The URL: no password in it, sslmode read, the password from a file")
     func urls() throws {
         #expect(throws: PostgresStoreError.self) { try PostgresURL("postgres://u:secret@h/db") }
@@ -309,6 +313,21 @@ struct PostgresEventStoreTests {
         #expect(url.host == "db.example" && url.port == 6432 && url.user == "nflog" && url.database == "events")
         #expect(url.password == "s3cret" && url.sslMode == "verify-full")
         #expect(try PostgresURL("postgres://h", environment: ["PGPASSWORD": "p"]).password == "p")
+    }
+}
+
+@Suite("PostgreSQL's statement timeout")
+struct StatementTimeoutTests {
+    @Test("The read time limit in milliseconds: at least 1 (0 would turn it off), none past what PostgreSQL takes")
+    func milliseconds() {
+        #expect(PostgresEventStore.statementTimeout(.seconds(30)) == 30_000)
+        #expect(PostgresEventStore.statementTimeout(.milliseconds(1_500)) == 1_500)
+        #expect(PostgresEventStore.statementTimeout(.milliseconds(1)) == 1)
+        #expect(PostgresEventStore.statementTimeout(.microseconds(10)) == 1)
+        #expect(PostgresEventStore.statementTimeout(.zero) == 1)
+        #expect(PostgresEventStore.statementTimeout(.seconds(2_147_482)) == 2_147_482_000)
+        #expect(PostgresEventStore.statementTimeout(.seconds(2_147_483)) == 0)
+        #expect(PostgresEventStore.statementTimeout(.seconds(Int64.max)) == 0)
     }
 }
 

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 @testable import NFLogCollector
 import Testing
@@ -112,7 +113,7 @@ enum ReportFixtures {
     }
 }
 
-@Suite("PostgreSQL's report against SQLite's", .enabled(if: PostgresTestDatabase.url != nil, PostgresTestDatabase.skipMessage))
+@Suite("PostgreSQL's report against SQLite's", .enabled(if: TestDatabase.serverURL != nil, PostgresTests.skipMessage))
 struct PostgresReportTests {
     static func json(_ report: AnalyticsReport) throws -> String {
         let encoder = JSONEncoder()
@@ -123,7 +124,7 @@ struct PostgresReportTests {
     /// Stores `batches` (and a retry of the first) into both stores as `app`, then runs `body`.
     static func withBoth(_ batchesByApp: [String: [Batch]],
                          _ body: (PostgresEventStore, SQLiteEventStore) async throws -> Void) async throws {
-        try await PostgresTestDatabase.with { url in
+        try await TestDatabase.with { url in
             let postgres = try await PostgresEventStore(url: url, poolSize: 2)
             let path = StoreFixtures.temporaryPath()
             defer { try? FileManager.default.removeItem(atPath: path) }

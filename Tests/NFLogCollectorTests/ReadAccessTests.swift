@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollectorTesting
 import NFLogSupport
@@ -17,7 +18,7 @@ struct ReadAccessTests {
     static let readAB = "nfr_read-token-of-a-and-b"
 
     /// A collector with apps a and b, a policy for each, and a token per scope.
-    static func start() async throws -> TestCollector {
+    static func start(_ kind: StoreKind = .sqlite) async throws -> RunningCollector {
         let policies = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-policies-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
         try Data(#"{"version":1,"mode":"active"}"#.utf8).write(to: policies.appendingPathComponent("default.json"))
@@ -25,16 +26,17 @@ struct ReadAccessTests {
         configuration.keys = AppKeys([keyA: "a", keyB: "b"])
         configuration.readTokens = ReadTokens([readA: .apps(["a"]), readB: .apps(["b"]), readAll: .allApps, readAB: .apps(["a", "b"])])
         configuration.policiesDirectory = policies
-        return try await TestCollector.start(configuration: configuration)
+        return try await kind.startCollector(configuration: configuration)
     }
 
     /// Every read endpoint, as (method, path, body).
     static let readEndpoints: [(String, String, [UInt8])] = [
         ("GET", "v1/stats", []), ("GET", "v1/report", []),
         ("POST", "v1/events/lookup", Array(#"{"uuids":["\#(UUID().uuidString)"]}"#.utf8)), ("GET", "v1/export", []),
+        ("GET", "v1/report/series", []), ("GET", "v1/report/policy", []),
     ]
 
-    func send(_ collector: TestCollector, _ method: String, _ path: String, query: String = "", body: [UInt8] = [],
+    func send(_ collector: some CollectorUnderTest, _ method: String, _ path: String, query: String = "", body: [UInt8] = [],
               headers: [String: String]) async throws -> TransportResponse {
         let url = try #require(URL(string: collector.url.absoluteString + "/" + path + query))
         return try await DefaultHTTPTransport().send(TransportRequest(url: url, method: method, headers: headers, body: Data(body)))
@@ -89,9 +91,9 @@ struct ReadAccessTests {
         await collector.stop()
     }
 
-    @Test("Export over HTTP: pages in order, the next page named while a page is full, only the token's app")
-    func exportPages() async throws {
-        let collector = try await Self.start()
+    @Test("Export over HTTP: pages in order, the next page named while a page is full, only the token's app", arguments: StoreKind.all)
+    func exportPages(_ kind: StoreKind) async throws {
+        let collector = try await Self.start(kind)
         let ids = (0..<25).map { _ in UUID().uuidString.lowercased() }
         let a = CollectorClient(collector, key: Self.keyA)
         #expect(try await a.post(try CollectorClient.gzip(BatchFixtures.batch(events: ids.map { BatchFixtures.point($0) }))).status == 200)

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollector
 import NFLogCollectorTesting
@@ -48,18 +49,18 @@ struct ReportTests {
         """
     }
 
-    func storedReport() async throws -> AnalyticsReport {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-report-\(UUID().uuidString).sqlite").path
-        let store = try SQLiteEventStore(path: path)
-        _ = try await store.store(try BatchDecoder().decode(Array(Self.batch.utf8)), app: "shop", receivedAt: 9_000)
-        let report = try await store.report(app: "shop")
-        await store.close()
-        return report
+    func storedReport(_ kind: StoreKind) async throws -> AnalyticsReport {
+        var report: AnalyticsReport?
+        try await kind.withStore { store in
+            _ = try await store.store(try BatchDecoder().decode(Array(Self.batch.utf8)), app: "shop", receivedAt: 9_000)
+            report = try await store.report(app: "shop")
+        }
+        return try #require(report)
     }
 
-    @Test("Use cases: started, completed, abandoned, abandonment rate, and the completed ones' p50/p95 by nearest rank")
-    func useCases() async throws {
-        let report = try await storedReport()
+    @Test("Use cases: started, completed, abandoned, abandonment rate, and the completed ones' p50/p95 by nearest rank", arguments: StoreKind.all)
+    func useCases(_ kind: StoreKind) async throws {
+        let report = try await storedReport(kind)
         let signup = try #require(report.useCases["form.signup"])
         // 5 started, 1 abandoned → 20 %. Completed, sorted: 100 200 300 400.
         // p50: rank ⌈0.50 × 4⌉ = 2 → 200.  p95: rank ⌈0.95 × 4⌉ = 4 → 400.  Mean: 1000 / 4 = 250.
@@ -73,9 +74,9 @@ struct ReportTests {
         #expect(report.useCases.count == 2)  // screen.home is not a use case
     }
 
-    @Test("Network round trips and session durations")
-    func networkAndSessions() async throws {
-        let report = try await storedReport()
+    @Test("Network round trips and session durations", arguments: StoreKind.all)
+    func networkAndSessions(_ kind: StoreKind) async throws {
+        let report = try await storedReport(kind)
         // 10, 20, …, 100: p50 rank ⌈5⌉ = 5 → 50; p95 rank ⌈9.5⌉ = 10 → 100; mean 55.
         #expect(report.network.count == 10)
         #expect(report.network.p50Milliseconds == 50 && report.network.p95Milliseconds == 100 && report.network.meanMilliseconds == 55)
@@ -85,9 +86,9 @@ struct ReportTests {
         #expect(report.sessions.p50Milliseconds == 2_000 && report.sessions.p95Milliseconds == 3_000)
     }
 
-    @Test("Totals and device diagnostics; the text rendering says the same")
-    func totals() async throws {
-        let report = try await storedReport()
+    @Test("Totals and device diagnostics; the text rendering says the same", arguments: StoreKind.all)
+    func totals(_ kind: StoreKind) async throws {
+        let report = try await storedReport(kind)
         #expect(report.eventsStored == 20 && report.pointEvents == 2 && report.spanEvents == 18)
         #expect(report.abandonedSpans == 1 && report.prunedOnDevices == 7 && report.quarantinedOnDevices == 2)
         let text = report.render()
@@ -106,9 +107,9 @@ struct ReportTests {
         #expect(Percentiles.nearestRank(100, of: [1, 5, 9]) == 9)
     }
 
-    @Test("Over HTTP with a read token: the report for its app, and a receipt audit")
-    func overHTTP() async throws {
-        let collector = try await TestCollector.start()
+    @Test("Over HTTP with a read token: the report for its app, and a receipt audit", arguments: StoreKind.all)
+    func overHTTP(_ kind: StoreKind) async throws {
+        let collector = try await kind.startCollector()
         let transport = DefaultHTTPTransport()
         let body = try Gzip.compress(Array(Self.batch.utf8), level: 6)
         let posted = try await transport.send(TransportRequest(url: collector.eventsURL, method: "POST",

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import Logging
 @testable import NFLogCollector
@@ -42,6 +43,52 @@ private final class Shared<Value: Sendable>: Sendable {
     init(_ value: Value) { self.value = Mutex(value) }
     func update<T: Sendable>(_ body: (inout Value) -> T) -> T { value.withLock { body(&$0) } }
     var current: Value { value.withLock { $0 } }
+}
+
+@Suite("Retention, on each store")
+struct StoreRetentionTests {
+    @Test("Whole days received before the cutoff are dropped and counted per app; newer events and the other totals stay; an expired event sent again is stored again",
+          arguments: StoreKind.all)
+    func dropsOlderDays(_ kind: StoreKind) async throws {
+        // Whole days, which both stores drop alike (PostgreSQL drops day partitions; SQLite rows,
+        // as SQLiteRetentionTests shows within a day).
+        let day = RetentionFixtures.day
+        let start = 20_000 * day
+        try await kind.withStore { store in
+            let old = try RetentionFixtures.batch(events: 30, aggregates: 4)
+            let oldOther = try RetentionFixtures.batch(events: 5)
+            let new = try RetentionFixtures.batch(events: 20, aggregates: 3)
+            _ = try await store.store(old, app: "a", receivedAt: start + 1_000)
+            _ = try await store.store(oldOther, app: "b", receivedAt: start + day - 1)
+            _ = try await store.store(new, app: "a", receivedAt: start + 2 * day)  // at the cutoff: kept
+
+            #expect(try await store.dropEvents(receivedBefore: start + 2 * day) == 35)
+            let a = try await store.stats(app: "a")
+            #expect(a.eventsStored == 50 && a.eventsExpired == 30 && a.eventsKept == 20)
+            #expect(a.aggregatesStored == 7 && a.aggregatesExpired == 4)
+            #expect(a.eventsByName["ui.tap"] == 50 && a.batches == 2 && a.requests == 2)
+            let b = try await store.stats(app: "b")
+            #expect(b.eventsStored == 5 && b.eventsExpired == 5 && b.aggregatesExpired == 0)
+            #expect(try await store.storedIDs(app: "a", among: old.events.map(\.id)).isEmpty)
+            #expect(try await store.storedIDs(app: "a", among: new.events.map(\.id)) == Set(new.events.map(\.id)))
+            let exported = LineCounter()
+            try await store.exportEvents(app: nil) { _ in exported.add() }
+            #expect(exported.count == 20)
+            #expect(try await store.exportAggregatePage(app: "a", after: 0, limit: 100).count == 3)
+
+            // The report counts the events kept; the stats it carries stay the totals.
+            let report = try await store.report(app: "a")
+            #expect(report.pointEvents == 20 && report.spanEvents == 0 && report.eventsStored == 50)
+            #expect(report.eventsBySource == AnalyticsReport.EventsBySource(native: 20, web: 0))
+            #expect(report.aggregates["perf.frame"]?.records == 3)
+
+            // Nothing left to drop: a second run drops nothing and counts nothing more.
+            #expect(try await store.dropEvents(receivedBefore: start + 2 * day) == 0)
+            #expect(try await store.stats(app: "a").eventsExpired == 30)
+            // An expired event (and aggregate) sent again is new to the store: stored and counted again.
+            #expect(try await store.store(old, app: "a", receivedAt: start + 3 * day) == StoreResult(accepted: 34, duplicates: 0))
+        }
+    }
 }
 
 @Suite("Retention in the SQLite store")
@@ -187,21 +234,19 @@ struct RetentionSchedulerTests {
         }
     }
 
-    @Test("A collector with retention drops old events at start and then on each interval; its stats say so")
-    func runsAtStartAndOnSchedule() async throws {
-        let path = StoreFixtures.temporaryPath()
+    @Test("A collector with retention drops old events at start and then on each interval; its stats say so",
+          arguments: StoreKind.all)
+    func runsAtStartAndOnSchedule(_ kind: StoreKind) async throws {
         let now = RetentionFixtures.nowMilliseconds
-        do {
-            let store = try SQLiteEventStore(path: path, durableCommits: false)
-            _ = try await store.store(try RetentionFixtures.batch(events: 40, aggregates: 2), app: TestCollector.app,
-                                      receivedAt: now - 3 * RetentionFixtures.day)
-            _ = try await store.store(try RetentionFixtures.batch(events: 10), app: TestCollector.app, receivedAt: now)
-            await store.close()
-        }
+        let made = try await kind.makeStore()
+        // Three days old: a whole day before the two days kept, on either store.
+        _ = try await made.store.store(try RetentionFixtures.batch(events: 40, aggregates: 2), app: TestCollector.app,
+                                       receivedAt: now - 3 * RetentionFixtures.day)
+        _ = try await made.store.store(try RetentionFixtures.batch(events: 10), app: TestCollector.app, receivedAt: now)
         var configuration = CollectorConfiguration()
         configuration.retention = try Retention(days: 2)
         configuration.retention?.interval = .milliseconds(200)
-        let collector = try await TestCollector.start(databasePath: path, configuration: configuration)
+        let collector = try await RunningCollector.start(store: made.store, configuration: configuration, afterStop: made.remove)
         let reader = CollectorClient.reader(collector)
         func stats(until done: ([String: Any]) -> Bool) async throws -> [String: Any] {
             let deadline = ContinuousClock.now + .seconds(20)

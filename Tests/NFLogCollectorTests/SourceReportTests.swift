@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollectorTesting
 import NFLogSupport
@@ -45,20 +46,20 @@ struct SourceReportTests {
         ]
     }
 
-    func post(_ collector: TestCollector, _ events: [String]) async throws -> TransportResponse {
+    func post(_ collector: some CollectorUnderTest, _ events: [String]) async throws -> TransportResponse {
         try await CollectorClient(collector).post(try CollectorClient.gzip(BatchFixtures.batch(events: events)))
     }
 
-    func report(_ collector: TestCollector) async throws -> (AnalyticsReport, [String: Any]) {
+    func report(_ collector: some CollectorUnderTest) async throws -> (AnalyticsReport, [String: Any]) {
         let response = try await CollectorClient.reader(collector).send("GET", "v1/report")
         #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
         let json = try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any])
         return (try JSONDecoder().decode(AnalyticsReport.self, from: response.body), json)
     }
 
-    @Test("The report counts native and web events and the web origins; a retried batch changes nothing")
-    func reportCounts() async throws {
-        let collector = try await TestCollector.start()
+    @Test("The report counts native and web events and the web origins; a retried batch changes nothing", arguments: StoreKind.all)
+    func reportCounts(_ kind: StoreKind) async throws {
+        let collector = try await kind.startCollector()
         let sent = Self.events()
         let batch = BatchFixtures.batch(events: sent.map(\.json))
         for _ in 0..<2 {  // the same batch twice: the second is all duplicates
@@ -77,9 +78,9 @@ struct SourceReportTests {
         await collector.stop()
     }
 
-    @Test("An app without web events: all native, no origins, no Sources line")
-    func nativeOnly() async throws {
-        let collector = try await TestCollector.start()
+    @Test("An app without web events: all native, no origins, no Sources line", arguments: StoreKind.all)
+    func nativeOnly(_ kind: StoreKind) async throws {
+        let collector = try await kind.startCollector()
         let response = try await post(collector, [BatchFixtures.point(), BatchFixtures.span(), BatchFixtures.point()])
         #expect(response.status == 200)
         let (report, json) = try await report(collector)
@@ -89,9 +90,9 @@ struct SourceReportTests {
         await collector.stop()
     }
 
-    @Test("A report written before sources existed decodes: every event native, no origins")
-    func olderReport() async throws {
-        let collector = try await TestCollector.start()
+    @Test("A report written before sources existed decodes: every event native, no origins", arguments: StoreKind.all)
+    func olderReport(_ kind: StoreKind) async throws {
+        let collector = try await kind.startCollector()
         _ = try await post(collector, Self.events().map(\.json))
         let response = try await CollectorClient.reader(collector).send("GET", "v1/report")
         var json = try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any])
@@ -102,9 +103,9 @@ struct SourceReportTests {
         await collector.stop()
     }
 
-    @Test("The export carries source and origin for web events, and only for them")
-    func export() async throws {
-        let collector = try await TestCollector.start()
+    @Test("The export carries source and origin for web events, and only for them", arguments: StoreKind.all)
+    func export(_ kind: StoreKind) async throws {
+        let collector = try await kind.startCollector()
         let sent = Self.events()
         #expect(try await post(collector, sent.map(\.json)).status == 200)
         let lines = try await CollectorClient.reader(collector).send("GET", "v1/export")

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 @testable import NFLogCollector
 import NFLogSupport
@@ -34,53 +35,52 @@ enum StoreFixtures {
 
 @Suite("The report in bounded memory")
 struct BoundedReportTests {
-    @Test("Sorted walks give the same summaries, to the last bit, as sorting the whole array")
-    func sameNumbersAsArrays() async throws {
+    @Test("Sorted walks give the same summaries, to the last bit, as sorting the whole array", arguments: StoreKind.all)
+    func sameNumbersAsArrays(_ kind: StoreKind) async throws {
         var generator = SystemRandomNumberGenerator()
-        let path = StoreFixtures.temporaryPath()
-        let store = try SQLiteEventStore(path: path, durableCommits: false)
-        var completed: [String: [Double]] = [:]
-        var roundTrips: [Double] = []
-        var events: [Batch.Event] = []
-        for i in 0..<3_000 {
-            let name = "case.\(i % 7)"
-            // Repeated values and fractions, so ties and rounding are exercised.
-            let duration = (Double(Int.random(in: 0...400, using: &generator)) * 0.37).rounded(.down) / 4
-            switch i % 5 {
-            case 0: events.append(StoreFixtures.span(name, type: "usecase", duration: duration, completed: false))
-            case 1: events.append(StoreFixtures.span(name, type: "usecase", duration: duration, abandoned: true))
-            case 2: events.append(StoreFixtures.span("net", type: "network", duration: duration)); roundTrips.append(duration)
-            default:
-                events.append(StoreFixtures.span(name, type: "usecase", duration: duration, completed: i % 2 == 0 ? true : nil))
-                completed[name, default: []].append(duration)
+        try await kind.withStore { store in
+            var completed: [String: [Double]] = [:]
+            var roundTrips: [Double] = []
+            var events: [Batch.Event] = []
+            for i in 0..<3_000 {
+                let name = "case.\(i % 7)"
+                // Repeated values and fractions, so ties and rounding are exercised.
+                let duration = (Double(Int.random(in: 0...400, using: &generator)) * 0.37).rounded(.down) / 4
+                switch i % 5 {
+                case 0: events.append(StoreFixtures.span(name, type: "usecase", duration: duration, completed: false))
+                case 1: events.append(StoreFixtures.span(name, type: "usecase", duration: duration, abandoned: true))
+                case 2: events.append(StoreFixtures.span("net", type: "network", duration: duration)); roundTrips.append(duration)
+                default:
+                    events.append(StoreFixtures.span(name, type: "usecase", duration: duration, completed: i % 2 == 0 ? true : nil))
+                    completed[name, default: []].append(duration)
+                }
             }
+            events.append(StoreFixtures.span("net", type: "network", duration: 9_999, abandoned: true))  // not a round trip
+            _ = try await store.store(StoreFixtures.batch(events), app: "shop", receivedAt: 3_000)
+            let report = try await store.report(app: "shop")
+            #expect(report.useCases.count == 7 && report.useCasesOmitted == 0)
+            for (name, durations) in completed {
+                #expect(report.useCases[name]?.duration == DurationSummary(durations), "\(name)")
+            }
+            #expect(report.network == DurationSummary(roundTrips))
         }
-        events.append(StoreFixtures.span("net", type: "network", duration: 9_999, abandoned: true))  // not a round trip
-        _ = try await store.store(StoreFixtures.batch(events), app: "shop", receivedAt: 3_000)
-        let report = try await store.report(app: "shop")
-        await store.close()
-        #expect(report.useCases.count == 7 && report.useCasesOmitted == 0)
-        for (name, durations) in completed {
-            #expect(report.useCases[name]?.duration == DurationSummary(durations), "\(name)")
-        }
-        #expect(report.network == DurationSummary(roundTrips))
     }
 
-    @Test("At most 1,000 use cases are listed: the most started, ties by name; the rest are counted")
-    func useCaseCap() async throws {
-        let store = try SQLiteEventStore(path: StoreFixtures.temporaryPath(), durableCommits: false)
-        var events = (0..<1_005).map { StoreFixtures.span(String(format: "u%04d", $0), type: "usecase", duration: 1) }
-        events += (0..<3).map { _ in StoreFixtures.span("z.most", type: "usecase", duration: 2) }
-        _ = try await store.store(StoreFixtures.batch(events), app: "shop", receivedAt: 3_000)
-        let report = try await store.report(app: "shop")
-        await store.close()
-        #expect(report.useCases.count == 1_000 && report.useCasesOmitted == 6)
-        #expect(report.useCases["z.most"]?.started == 3)
-        #expect(report.useCases["u0998"] != nil && report.useCases["u0999"] == nil)
-        let json = String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
-        #expect(json.contains(#""use_cases_omitted":6"#))
-        #expect(try JSONDecoder().decode(AnalyticsReport.self, from: Data(json.utf8)) == report)
-        #expect(report.render().contains("(6 less started use cases not listed)"))
+    @Test("At most 1,000 use cases are listed: the most started, ties by name; the rest are counted", arguments: StoreKind.all)
+    func useCaseCap(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            var events = (0..<1_005).map { StoreFixtures.span(String(format: "u%04d", $0), type: "usecase", duration: 1) }
+            events += (0..<3).map { _ in StoreFixtures.span("z.most", type: "usecase", duration: 2) }
+            _ = try await store.store(StoreFixtures.batch(events), app: "shop", receivedAt: 3_000)
+            let report = try await store.report(app: "shop")
+            #expect(report.useCases.count == 1_000 && report.useCasesOmitted == 6)
+            #expect(report.useCases["z.most"]?.started == 3)
+            #expect(report.useCases["u0998"] != nil && report.useCases["u0999"] == nil)
+            let json = String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
+            #expect(json.contains(#""use_cases_omitted":6"#))
+            #expect(try JSONDecoder().decode(AnalyticsReport.self, from: Data(json.utf8)) == report)
+            #expect(report.render().contains("(6 less started use cases not listed)"))
+        }
     }
 
     @Test("SortedDurations keeps only the ranks and the sum")
@@ -177,40 +177,41 @@ final class LineCounter: @unchecked Sendable {
 
 @Suite("Export in pages")
 struct ExportPageTests {
-    @Test("Pages, concatenated, are the app's whole export in order; other apps never appear; past the end is empty")
-    func pages() async throws {
-        let store = try SQLiteEventStore(path: StoreFixtures.temporaryPath(), durableCommits: false)
-        // Two apps' batches interleaved, so the pages' row ids are not consecutive.
-        for round in 0..<5 {
-            _ = try await store.store(StoreFixtures.batch((0..<5).map { _ in StoreFixtures.point("a.\(round)") }), app: "a", receivedAt: 3_000)
-            _ = try await store.store(StoreFixtures.batch([StoreFixtures.span("b", type: "network", duration: 1)]), app: "b", receivedAt: 3_000)
-        }
-        let whole = LineBytes()
-        try await store.exportEvents(app: "a") { whole.append($0) }
-
-        var paged: [UInt8] = []
-        var counts: [Int] = []
-        var after: Int64 = 0
-        while true {
-            let page = try await store.exportPage(app: "a", after: after, limit: 7)
-            guard let last = page.last else {
-                #expect(page.count == 0 && page.lines.isEmpty)
-                break
+    @Test("Pages, concatenated, are the app's whole export in order; other apps never appear; past the end is empty",
+          arguments: StoreKind.all)
+    func pages(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            // Two apps' batches interleaved, so the pages' row ids are not consecutive.
+            for round in 0..<5 {
+                _ = try await store.store(StoreFixtures.batch((0..<5).map { _ in StoreFixtures.point("a.\(round)") }), app: "a", receivedAt: 3_000)
+                _ = try await store.store(StoreFixtures.batch([StoreFixtures.span("b", type: "network", duration: 1)]), app: "b", receivedAt: 3_000)
             }
-            #expect(last > after)
-            paged += page.lines
-            counts.append(page.count)
-            after = last
-        }
-        #expect(counts == [7, 7, 7, 4])
-        #expect(paged == whole.bytes)
-        let lines = String(decoding: paged, as: UTF8.self).split(separator: "\n")
-        #expect(lines.count == 25 && lines.allSatisfy { $0.hasPrefix(#"{"app":"a","#) })
+            let whole = LineBytes()
+            try await store.exportEvents(app: "a") { whole.append($0) }
 
-        #expect(try await store.exportPage(app: "a", after: .max, limit: 7) == ExportPage(lines: [], count: 0, last: nil))
-        #expect(try await store.exportPage(app: "a", after: 0, limit: 0) == ExportPage(lines: [], count: 0, last: nil))
-        #expect(try await store.exportPage(app: "nobody", after: 0, limit: 7).last == nil)
-        await store.close()
+            var paged: [UInt8] = []
+            var counts: [Int] = []
+            var after: Int64 = 0
+            while true {
+                let page = try await store.exportPage(app: "a", after: after, limit: 7)
+                guard let last = page.last else {
+                    #expect(page.count == 0 && page.lines.isEmpty)
+                    break
+                }
+                #expect(last > after)
+                paged += page.lines
+                counts.append(page.count)
+                after = last
+            }
+            #expect(counts == [7, 7, 7, 4])
+            #expect(paged == whole.bytes)
+            let lines = String(decoding: paged, as: UTF8.self).split(separator: "\n")
+            #expect(lines.count == 25 && lines.allSatisfy { $0.hasPrefix(#"{"app":"a","#) })
+
+            #expect(try await store.exportPage(app: "a", after: .max, limit: 7) == ExportPage(lines: [], count: 0, last: nil))
+            #expect(try await store.exportPage(app: "a", after: 0, limit: 0) == ExportPage(lines: [], count: 0, last: nil))
+            #expect(try await store.exportPage(app: "nobody", after: 0, limit: 7).last == nil)
+        }
     }
 }
 

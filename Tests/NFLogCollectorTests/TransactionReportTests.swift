@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollectorTesting
 import NFLogSupport
@@ -16,12 +17,12 @@ struct TransactionReportTests {
     static let appSession = "0193a7c2-0000-7000-8000-0000000000a1"
     static let backendSession = "0193a7c2-0000-7000-8000-0000000000b1"
 
-    static func start() async throws -> TestCollector {
+    static func start(_ kind: StoreKind) async throws -> RunningCollector {
         var configuration = CollectorConfiguration()
         configuration.keys = AppKeys([keyA: "a", keyB: "b"])
         configuration.readTokens = ReadTokens([readA: .apps(["a"])])
         configuration.rateLimit = nil
-        return try await TestCollector.start(configuration: configuration)
+        return try await kind.startCollector(configuration: configuration)
     }
 
     /// A span with a fresh uuid, and its W3C span id.
@@ -155,12 +156,12 @@ struct TransactionReportTests {
         }
     }
 
-    func post(_ collector: TestCollector, key: String = keyA, _ text: String) async throws {
+    func post(_ collector: some CollectorUnderTest, key: String = keyA, _ text: String) async throws {
         let response = try await CollectorClient(collector, key: key).post(try CollectorClient.gzip(text))
         #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
     }
 
-    func report(_ collector: TestCollector) async throws -> (AnalyticsReport, [String: Any]) {
+    func report(_ collector: some CollectorUnderTest) async throws -> (AnalyticsReport, [String: Any]) {
         let reader = CollectorClient.reader(collector, token: Self.readA)
         let response = try await reader.send("GET", "v1/report")
         #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
@@ -168,9 +169,9 @@ struct TransactionReportTests {
         return (try JSONDecoder().decode(AnalyticsReport.self, from: response.body), json)
     }
 
-    @Test("The report splits completed transactions with server spans into client, network and server time")
-    func split() async throws {
-        let collector = try await Self.start()
+    @Test("The report splits completed transactions with server spans into client, network and server time", arguments: StoreKind.all)
+    func split(_ kind: StoreKind) async throws {
+        let collector = try await Self.start(kind)
         let scenario = Scenario()
         try await post(collector, Self.app(scenario.app))
         try await post(collector, Self.backend(scenario.backend))
@@ -202,9 +203,9 @@ struct TransactionReportTests {
         await collector.stop()
     }
 
-    @Test("Another app's spans with the same transaction ids never join; a duplicate batch changes nothing")
-    func scopeAndDuplicates() async throws {
-        let collector = try await Self.start()
+    @Test("Another app's spans with the same transaction ids never join; a duplicate batch changes nothing", arguments: StoreKind.all)
+    func scopeAndDuplicates(_ kind: StoreKind) async throws {
+        let collector = try await Self.start(kind)
         let scenario = Scenario()
         let app = Self.app(scenario.app)
         let backend = Self.backend(scenario.backend)
@@ -228,9 +229,9 @@ struct TransactionReportTests {
         await collector.stop()
     }
 
-    @Test("The export carries transaction and parent_span when the event had them, and only then")
-    func export() async throws {
-        let collector = try await Self.start()
+    @Test("The export carries transaction and parent_span when the event had them, and only then", arguments: StoreKind.all)
+    func export(_ kind: StoreKind) async throws {
+        let collector = try await Self.start(kind)
         let scenario = Scenario()
         try await post(collector, Self.app(scenario.app))
         try await post(collector, Self.backend(scenario.backend))

@@ -65,6 +65,10 @@ struct CollectorRoutes: Sendable {
             try await lookup(request, app: context.app(of: request), logger: context.logger)
         }
         read.get(RouterPath(WireProtocol.exportPath)) { request, context in try await export(request, app: context.app(of: request)) }
+        read.get(RouterPath(WireProtocol.reportSeriesPath)) { request, context in try await getSeries(request, app: context.app(of: request)) }
+        read.get(RouterPath(WireProtocol.reportPolicyPath)) { request, context in
+            try await getServedPolicy(app: context.app(of: request), logger: context.logger)
+        }
     }
 
     private func postEvents(_ request: Request, app: String, logger: Logger) async throws -> Response {
@@ -158,13 +162,9 @@ struct CollectorRoutes: Sendable {
         guard let directory = configuration.policiesDirectory else {
             throw CollectorHTTPError(.notFound, message: "this collector serves no policies")
         }
-        let file: (name: String, data: Data)?
-        do { file = try PolicyFiles(directory: directory).policy(for: app) } catch {
-            // The operator's fault, asked about by every device: logged once a minute per file.
-            problems.log("policy:" + error.file, level: .error, logger: logger, error.message)
-            throw CollectorHTTPError(.internalServerError, message: error.message)
+        guard let body = try servedPolicy(in: directory, app: app, logger: logger)?.data else {
+            throw CollectorHTTPError(.notFound, message: "there is no policy for this app")
         }
-        guard let body = file?.data else { throw CollectorHTTPError(.notFound, message: "there is no policy for this app") }
         let etag = PolicyFiles.etag(body)
         var headers: HTTPFields = [.eTag: etag, .cacheControl: "no-cache"]
         if PolicyFiles.matches(request.headers[.ifNoneMatch], etag: etag) {
@@ -177,6 +177,16 @@ struct CollectorRoutes: Sendable {
             }
         }
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// The policy file `directory` serves `app` now, or `nil`; 500 naming a file that is not a
+    /// valid policy.
+    func servedPolicy(in directory: URL, app: String, logger: Logger) throws(CollectorHTTPError) -> PolicyFiles.Served? {
+        do { return try PolicyFiles(directory: directory).policy(for: app) } catch {
+            // The operator's fault, asked about by every device: logged once a minute per file.
+            problems.log("policy:" + error.file, level: .error, logger: logger, error.message)
+            throw CollectorHTTPError(.internalServerError, message: error.message)
+        }
     }
 
     /// `{"status":"ok"}`, or 503 `{"status":"degraded","reason":"…"}` while the store cannot

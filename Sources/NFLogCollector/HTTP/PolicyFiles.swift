@@ -10,10 +10,18 @@ struct PolicyFiles: Sendable {
     /// Served as is (the SDK refuses policies over 64 KiB); this only bounds what is read.
     static let maxBytes = 1 << 20
 
-    /// The file to serve (its name and bytes), or `nil` if there is no policy for this app.
+    /// A policy file to serve: its name, its bytes, and when it was last modified (`nil` if the
+    /// file system does not say).
+    struct Served: Sendable {
+        let name: String
+        let data: Data
+        let modified: Date?
+    }
+
+    /// The file to serve, or `nil` if there is no policy for this app.
     /// A file that is not a valid policy, checked by the very parser every device runs (a
     /// half-saved edit, a typo, an expired `expires_at`), is an error: never served, never signed.
-    func policy(for app: String) throws(PolicyFileError) -> (name: String, data: Data)? {
+    func policy(for app: String) throws(PolicyFileError) -> Served? {
         let candidates = (Self.isSafeFileName(app) ? [app + ".json"] : []) + ["default.json"]
         for name in candidates {
             let url = directory.appendingPathComponent(name)
@@ -27,7 +35,9 @@ struct PolicyFiles: Sendable {
             do { data = try handle.read(upToCount: Self.maxBytes + 1) ?? Data() } catch { throw PolicyFileError.unreadable(name) }
             guard data.count <= Self.maxBytes else { throw PolicyFileError.tooLarge(name) }
             do { _ = try Policy.parse(data) } catch { throw PolicyFileError.invalid(name, error.description) }
-            return (name, data)
+            // Read after the bytes: an edit in between dates these bytes later than they are, never earlier.
+            let modified = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date
+            return Served(name: name, data: data, modified: modified)
         }
         return nil
     }

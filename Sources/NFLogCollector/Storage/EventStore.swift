@@ -130,6 +130,9 @@ public protocol EventStore: Sendable {
     func report(app: String) async throws -> AnalyticsReport
     /// The analysis, its aggregates limited to those `filter` selects (the rest is the same).
     func report(app: String, filter: ReportFilter) async throws -> AnalyticsReport
+    /// The report over time: the app's events and aggregates in the query's range, bucket by
+    /// bucket (``ReportSeries``), computed in memory that does not grow with them.
+    func series(app: String, query: SeriesQuery) async throws -> ReportSeries
     /// Which of these event uuids the app has stored (each at most once, by construction).
     func storedIDs(app: String, among ids: [UUID]) async throws -> Set<UUID>
     /// The apps that have stored events.

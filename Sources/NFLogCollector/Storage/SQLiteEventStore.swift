@@ -501,7 +501,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     }
 
     /// Steps through every row without keeping any, then resets the statement.
-    private static func walk(_ statement: SQLiteStatement, _ row: (SQLiteStatement) -> Void) throws(SQLiteError) {
+    static func walk(_ statement: SQLiteStatement, _ row: (SQLiteStatement) -> Void) throws(SQLiteError) {
         defer { statement.reset() }
         while try statement.step() { row(statement) }
     }

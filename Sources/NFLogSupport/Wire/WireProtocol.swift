@@ -10,6 +10,10 @@ package enum WireProtocol {
     package static let healthPath = "/health"
     /// The analysis of an app's events.
     package static let reportPath = "/v1/report"
+    /// The report over time, bucket by bucket.
+    package static let reportSeriesPath = "/v1/report/series"
+    /// The policy the collector serves an app, for readers.
+    package static let reportPolicyPath = "/v1/report/policy"
     /// Which of a list of event uuids an app has stored (for receipt audits).
     package static let lookupPath = "/v1/events/lookup"
     /// The policy for the requesting app.

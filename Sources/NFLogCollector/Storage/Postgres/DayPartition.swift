@@ -34,10 +34,15 @@ struct DayPartition: Sendable, Hashable {
         return "events_p\(year)\(two(month))\(two(day))"
     }
 
-    /// `CREATE TABLE IF NOT EXISTS … PARTITION OF events`: run under the partition lock, so two
-    /// collectors creating the same day at once do not collide in the catalog.
-    var createSQL: String {
-        "CREATE TABLE IF NOT EXISTS \(tableName) PARTITION OF events FOR VALUES FROM (\(start)) TO (\(end))"
+    /// The day's table, made and then attached to `events`: run under the partition lock, when
+    /// no table of its name exists, so two collectors creating the same day at once do not
+    /// collide in the catalog. Not `CREATE TABLE … PARTITION OF events`: that locks `events`
+    /// ACCESS EXCLUSIVE, so it waits for every read of it in progress (a report), and every upload
+    /// waits behind it. ATTACH PARTITION locks it SHARE UPDATE EXCLUSIVE, which reads and inserts
+    /// do not conflict with (and the new table is empty, so its bounds are checked at once).
+    var createStatements: [String] {
+        ["CREATE TABLE \(tableName) (LIKE events INCLUDING DEFAULTS)",
+         "ALTER TABLE events ATTACH PARTITION \(tableName) FOR VALUES FROM (\(start)) TO (\(end))"]
     }
 
     // Howard Hinnant's civil-date algorithms (proleptic Gregorian, exact for every Int64 day a

@@ -20,7 +20,8 @@ import Synchronization
 ///
 /// Reads go through the same pool. The report is computed in PostgreSQL (counts, nearest-rank
 /// percentiles with `percentile_disc`, ordered means) and equals SQLite's for the same batches;
-/// exports stream their rows: neither holds the events in memory.
+/// exports stream their rows: neither holds the events in memory. A report, a lookup, the app
+/// list and an export page are stopped past ``readTimeLimit``, as SQLite's are.
 public final class PostgresEventStore: EventStore, Sendable {
     private let client: PostgresClient
     /// The pool's `run()`: the client leases connections only while it runs; ``close()`` cancels it.
@@ -30,6 +31,10 @@ public final class PostgresEventStore: EventStore, Sendable {
     /// no round trip. A partition another collector drops is forgotten on the insert's failure.
     private let partitions = Mutex<Set<Int64>>([])
     private let closed = Mutex(false)
+    /// How long one statement of a read (a report, a lookup, the app list, an export page) may
+    /// run before PostgreSQL stops it (`statement_timeout`) and the read throws
+    /// ``ReadTimeLimitExceeded``. The whole-stream exports have no limit.
+    public let readTimeLimit: Duration
 
     /// Connects to `url` (`postgres://USER@HOST:PORT/DB[?sslmode=require|verify-full…]`) and
     /// migrates the database.
@@ -37,7 +42,8 @@ public final class PostgresEventStore: EventStore, Sendable {
     ///   - poolSize: the most connections this store opens (a batch holds one for its transaction).
     ///   - passwordFile: a file whose first line is the password; without it `PGPASSWORD` is read.
     ///     The URL must not carry one.
-    public init(url: String, poolSize: Int = 8, passwordFile: String? = nil,
+    ///   - readTimeLimit: how long one statement of a read may run (``readTimeLimit``).
+    public init(url: String, poolSize: Int = 8, passwordFile: String? = nil, readTimeLimit: Duration = .seconds(30),
                 logger: Logger = Logger(label: "nflog-collector.postgres")) async throws {
         let parsed = try PostgresURL(url, passwordFile: passwordFile)
         // The pool's own log at error level: it warns at every lease made before run() started,
@@ -49,6 +55,7 @@ public final class PostgresEventStore: EventStore, Sendable {
         self.client = client
         self.runner = runner
         self.logger = logger
+        self.readTimeLimit = readTimeLimit
         do {
             try await client.withConnection { connection in
                 _ = try await PostgresSchema.migrate(connection, logger: logger)
@@ -64,6 +71,30 @@ public final class PostgresEventStore: EventStore, Sendable {
         if closed.withLock({ $0 }) { throw PostgresStoreError.closed }
     }
 
+    /// Runs a read in a transaction whose statements PostgreSQL stops past ``readTimeLimit``;
+    /// one stopped throws ``ReadTimeLimitExceeded``, as SQLite's reads do.
+    private func read<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        try checkOpen()
+        let logger = self.logger
+        let timeout = Self.statementTimeout(readTimeLimit)
+        do {
+            return try await client.withTransaction(logger: logger) { connection in
+                try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL statement_timeout = \(timeout)"), logger: logger)
+                return try await body(connection)
+            }
+        } catch where Self.sqlState(error) == "57014" {  // query_canceled: the statement timeout
+            throw ReadTimeLimitExceeded(limit: readTimeLimit)
+        }
+    }
+
+    /// `statement_timeout` in milliseconds for `limit`: at least 1 (0 turns the timeout off), and
+    /// 0 (none) past the most PostgreSQL takes (2^31 − 1 ms, 24.8 days): an operator's "never".
+    static func statementTimeout(_ limit: Duration) -> Int64 {
+        let (seconds, attoseconds) = limit.components
+        guard seconds < Int64(Int32.max) / 1_000 else { return 0 }
+        return max(1, seconds * 1_000 + attoseconds / 1_000_000_000_000_000)
+    }
+
     // MARK: - Storing
 
     public func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult {
@@ -71,24 +102,44 @@ public final class PostgresEventStore: EventStore, Sendable {
         let partition = DayPartition(containing: receivedAt)
         let columns = EventColumns(batch.events)
         var attempt = 0
+        // Set once the day was dropped under the batch (by retention, here or in another
+        // collector): the retry makes it again inside its own transaction, under the partition
+        // lock held to its commit, so no retention drops it again before the batch is in.
+        var partitionVanished = false
         while true {
-            try await ensurePartition(partition)
+            if !partitionVanished { try await ensurePartition(partition) }
             do {
                 let logger = self.logger
-                return try await client.withTransaction(logger: logger) { connection in
-                    try await Self.store(batch, columns: columns, app: app, receivedAt: receivedAt, connection, logger)
+                let remake = partitionVanished
+                let result = try await client.withTransaction(logger: logger) { connection in
+                    if remake { try await Self.makePartition(partition, connection, logger) }
+                    return try await Self.store(batch, columns: columns, app: app, receivedAt: receivedAt, connection, logger)
                 }
-            } catch let error as PSQLError where attempt < 3 {
+                if remake { _ = partitions.withLock { $0.insert(partition.day) } }
+                return result
+            } catch where attempt < 3 {
                 // Deadlocks are avoided (every lock is taken in key order) but retried anyway;
                 // a missing partition means another collector dropped it since we saw it.
-                switch error.serverInfo?[.sqlState] {
+                switch Self.sqlState(error) {
                 case "40P01", "40001": break
-                case "23514": _ = partitions.withLock { $0.remove(partition.day) }
+                case "23514":
+                    _ = partitions.withLock { $0.remove(partition.day) }
+                    partitionVanished = true
                 default: throw error
                 }
                 attempt += 1
             }
         }
+    }
+
+    /// The server's SQLSTATE for a failed statement, also when a transaction wraps it (postgres-nio
+    /// throws a ``PostgresTransactionError`` holding the statement's error).
+    static func sqlState(_ error: any Error) -> String? {
+        if let error = error as? PSQLError { return error.serverInfo?[.sqlState] }
+        if let error = error as? PostgresTransactionError, let cause = error.closureError ?? error.commitError {
+            return sqlState(cause)
+        }
+        return nil
     }
 
     /// Creates the day's partition if this process has not seen it: in its own short transaction
@@ -99,10 +150,25 @@ public final class PostgresEventStore: EventStore, Sendable {
         if partitions.withLock({ $0.contains(partition.day) }) { return }
         let logger = self.logger
         try await client.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.partitionLock))", logger: logger)
-            try await connection.query(PostgresQuery(unsafeSQL: partition.createSQL), logger: logger)
+            try await Self.makePartition(partition, connection, logger)
         }
         _ = partitions.withLock { $0.insert(partition.day) }
+    }
+
+    /// Takes the partition lock (to the end of the transaction) and makes the day's partition if
+    /// it is not there. First in its transaction: it then holds no lock a batch could wait on.
+    private static func makePartition(_ partition: DayPartition, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.partitionLock))", logger: logger)
+        var exists = false
+        for try await found in try await connection.query("SELECT to_regclass(\(partition.tableName)) IS NOT NULL",
+                                                           logger: logger).decode(Bool.self) {
+            exists = found
+        }
+        if !exists {
+            for statement in partition.createStatements {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+        }
     }
 
     /// The batch's transaction. Locks are taken in one order by every collector (context,
@@ -384,7 +450,7 @@ public final class PostgresEventStore: EventStore, Sendable {
         try checkOpen()
         let stats = try await stats(app: app)
         let logger = self.logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await read { connection in
             try await PostgresReport.analyse(connection, app: app, stats: stats, filter: filter, logger: logger)
         }
     }
@@ -393,22 +459,33 @@ public final class PostgresEventStore: EventStore, Sendable {
     /// removes the dropped ones'): a primary-key probe per id, in one query.
     public func storedIDs(app: String, among ids: [UUID]) async throws -> Set<UUID> {
         try checkOpen()
-        var found = Set<UUID>()
-        guard !ids.isEmpty else { return found }
-        for try await id in try await client.query(
-            "SELECT uuid FROM event_ids WHERE app = \(app) AND uuid = ANY(\(ids)::uuid[])", logger: logger).decode(UUID.self) {
-            found.insert(id)
+        guard !ids.isEmpty else { return [] }
+        return try await read { connection in
+            var found = Set<UUID>()
+            for try await id in try await connection.query(
+                "SELECT uuid FROM event_ids WHERE app = \(app) AND uuid = ANY(\(ids)::uuid[])", logger: logger).decode(UUID.self) {
+                found.insert(id)
+            }
+            return found
         }
-        return found
     }
 
     public func apps() async throws -> [String] {
-        try checkOpen()
-        var apps: [String] = []
-        for try await app in try await client.query("SELECT app FROM totals ORDER BY app", logger: logger).decode(String.self) {
-            apps.append(app)
+        try await read { connection in
+            var apps: [String] = []
+            for try await app in try await connection.query("SELECT app FROM totals ORDER BY app", logger: logger).decode(String.self) {
+                apps.append(app)
+            }
+            return apps
         }
-        return apps
+    }
+
+    /// Computed in PostgreSQL, in one read-only snapshot (``PostgresSeries``): the same series as
+    /// ``SQLiteEventStore``'s for the same stored batches; stopped past ``readTimeLimit`` as the
+    /// report is.
+    public func series(app: String, query: SeriesQuery) async throws -> ReportSeries {
+        let logger = self.logger
+        return try await read { connection in try await PostgresSeries.series(connection, app: app, query: query, logger: logger) }
     }
 
     /// The columns of EventExporter's query, in its order: booleans as integers, so one line
@@ -485,19 +562,21 @@ public final class PostgresEventStore: EventStore, Sendable {
         binds.append(app)
         binds.append(after)
         binds.append(Int64(limit))
-        let rows = try await client.query(PostgresQuery(
-            unsafeSQL: columns + " WHERE \(alias).app = $1 AND \(alias).id > $2 ORDER BY \(alias).id LIMIT $3", binds: binds),
-            logger: logger)
-        var out = JSONWriter(capacity: lineCapacity * min(limit, 1_000))
-        var count = 0
-        var last: Int64?
-        for try await row in rows {
-            let exportRow = PostgresExportRow(row)
-            write(exportRow, &out)
-            count += 1
-            last = exportRow.int64(at: Int32(exportRow.row.count - 1))
+        return try await read { connection in
+            let rows = try await connection.query(PostgresQuery(
+                unsafeSQL: columns + " WHERE \(alias).app = $1 AND \(alias).id > $2 ORDER BY \(alias).id LIMIT $3", binds: binds),
+                logger: logger)
+            var out = JSONWriter(capacity: lineCapacity * min(limit, 1_000))
+            var count = 0
+            var last: Int64?
+            for try await row in rows {
+                let exportRow = PostgresExportRow(row)
+                write(exportRow, &out)
+                count += 1
+                last = exportRow.int64(at: Int32(exportRow.row.count - 1))
+            }
+            return ExportPage(lines: out.bytes, count: count, last: last)
         }
-        return ExportPage(lines: out.bytes, count: count, last: last)
     }
 
     // MARK: - Health, retention, closing
@@ -528,8 +607,16 @@ public final class PostgresEventStore: EventStore, Sendable {
                 """, logger: logger).decode(String.self) {
                 if let partition = DayPartition(tableName: name), partition.end <= cutoff { old.append(partition) }
             }
+            old.sort { $0.day < $1.day }
+            // Each old day locked before it is counted: a batch still committing into it (stored
+            // with an old receive time) is waited for, so its events are counted and their ids
+            // removed rather than dropped uncounted with their ids left behind. All are locked
+            // before any totals row is touched, so no batch waits on those rows while we wait on it.
+            for partition in old {
+                try await c.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(partition.tableName) IN ACCESS EXCLUSIVE MODE"), logger: logger)
+            }
             var events = 0
-            for partition in old.sorted(by: { $0.day < $1.day }) {
+            for partition in old {
                 let table = partition.tableName
                 // Counted per app in the totals (`events_expired`), in the same transaction as the drop
                 // (read whole first: one query at a time on the connection).

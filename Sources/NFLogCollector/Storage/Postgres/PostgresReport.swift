@@ -19,16 +19,16 @@ import PostgresNIO
 /// at most 1,000 names.
 enum PostgresReport {
     /// The four columns of a duration summary of `value` over a group: count, p50, p95, mean.
-    private static func summaryColumns(_ value: String) -> String {
+    static func summaryColumns(_ value: String) -> String {
         """
         count(*), percentile_disc(0.5) WITHIN GROUP (ORDER BY \(value)),
         percentile_disc(0.95) WITHIN GROUP (ORDER BY \(value)), avg(\(value) ORDER BY \(value))
         """
     }
 
-    private typealias SummaryRow = (Int64, Double?, Double?, Double?)
+    typealias SummaryRow = (Int64, Double?, Double?, Double?)
 
-    private static func summary(_ row: SummaryRow) -> DurationSummary {
+    static func summary(_ row: SummaryRow) -> DurationSummary {
         guard row.0 > 0 else { return DurationSummary(count: 0, p50Milliseconds: nil, p95Milliseconds: nil, meanMilliseconds: nil) }
         return DurationSummary(count: Int(row.0), p50Milliseconds: row.1, p95Milliseconds: row.2, meanMilliseconds: row.3)
     }
