@@ -9,10 +9,11 @@ Tests/EndToEndTests/DashboardBrowserTests.swift and for measuring how long it ta
       value; that there are no console errors; that at 390 px nothing overflows sideways; that
       EMPTY_APP (covered by TOKEN, without events) shows "no data" and no marks. Writes
       desktop.png (1280 wide), phone.png (390 wide) and empty.png into SHOTS_DIR.
-  dashboard.py measure URL TOKEN FRAGMENT [RUNS]
+  dashboard.py measure URL TOKEN FRAGMENT [RUNS [SCREENSHOT]]
       Opens URL/dashboard#FRAGMENT (such as app=shop&range=custom&from=…&to=…&bucket=hour) RUNS
       times (default 3) with the token already in the tab's session storage, and reports when
-      every section was drawn (performance.now() at window.__done, from the navigation's start).
+      every section was drawn (performance.now() at window.__done, from the navigation's start);
+      saves the last view, whole, to SCREENSHOT if given.
 
 Prints one JSON object on its last line; "failures" lists what did not hold (empty: all held).
 """
@@ -287,7 +288,7 @@ def check(url, token, shots, empty_app):
     return 0
 
 
-def measure(url, token, fragment, runs):
+def measure(url, token, fragment, runs, shot):
     failures, loads = [], []
     driver = browser(1280, 900)
     try:
@@ -307,6 +308,8 @@ def measure(url, token, fragment, runs):
         errors = severe(driver)
         if errors:
             failures.append("console errors: %r" % errors)
+        if shot:
+            screenshot(driver, shot)
     finally:
         driver.quit()
     print(json.dumps({"loads": loads, "failures": failures}))
@@ -318,7 +321,8 @@ def main():
         if len(sys.argv) >= 6 and sys.argv[1] == "check":
             return check(sys.argv[2].rstrip("/"), sys.argv[3], sys.argv[4], sys.argv[5])
         if len(sys.argv) >= 5 and sys.argv[1] == "measure":
-            return measure(sys.argv[2].rstrip("/"), sys.argv[3], sys.argv[4], int(sys.argv[5]) if len(sys.argv) > 5 else 3)
+            return measure(sys.argv[2].rstrip("/"), sys.argv[3], sys.argv[4], int(sys.argv[5]) if len(sys.argv) > 5 else 3,
+                           sys.argv[6] if len(sys.argv) > 6 else None)
     except Exception:  # the caller reads the last line: say what broke there
         print(json.dumps({"failures": ["dashboard.py: " + traceback.format_exc()]}))
         return 1
