@@ -104,8 +104,8 @@ public final class TestCollector: Sendable {
         return try lines.all.map { try ExportedAggregate(line: $0) }
     }
 
-    /// The test app's report, as `GET /v1/report` answers it; `filter` selects the aggregates it
-    /// summarises.
+    /// The test app's report, as `GET /v1/report` answers it; `filter` narrows it (a time range
+    /// and an app version every section, a dimension the aggregates).
     public func report(filter: ReportFilter = ReportFilter()) async throws -> AnalyticsReport {
         try await store.report(app: Self.app, filter: filter)
     }
