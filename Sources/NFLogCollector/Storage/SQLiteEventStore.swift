@@ -417,7 +417,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     /// spills to temporary files past its cache) once the count, and so the rank, is known.
     ///
     /// A filter's time range and app version add their conditions to every query
-    /// (``SQLiteReportSelection``); without them each query is the one it was before filters.
+    /// (``SQLiteReportSelection``); without them the queries carry no conditions of theirs.
     static func analyse(_ c: SQLiteConnection, app: String, stats: CollectorStats,
                         filter: ReportFilter = ReportFilter()) throws(SQLiteError) -> AnalyticsReport {
         // One snapshot: each count and the sorted walk that uses it must see the same rows.

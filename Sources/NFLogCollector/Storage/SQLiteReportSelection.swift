@@ -5,9 +5,9 @@ import NFLogSupport
 ///
 /// The app is `?1` in every report query; the filter's parts are `?2` (from), `?3` (to) and `?4`
 /// (app version), so a query's own parameters start at `?5`. Each condition is written only when
-/// its part is set, so an unfiltered report runs the very queries it ran before filters existed,
-/// through the same indexes; and ``bind(_:)`` binds only those parts, whose numbers the query
-/// then names.
+/// its part is set, so an unfiltered report's queries carry none and read through the indexes
+/// they read before filters existed; and ``bind(_:app:)`` binds only those parts, whose numbers
+/// the query then names.
 struct SQLiteReportSelection {
     let filter: ReportFilter
 
