@@ -14,8 +14,11 @@ import NFLogSupport
 /// Memory does not grow with the runs: SQL reduces them to one row per (use case, step name),
 /// in (use case, most reached, name) order, each carrying its use case's number of step names and
 /// abandoned runs with a step; the walk keeps the first ``AnalyticsReport/UseCase/maxSteps`` of
-/// each listed use case. On SQLite the steps are found through events_steps (migration 10), which
-/// holds only events with a parent span, so an app that logs no transactions pays nothing here.
+/// each listed use case. On SQLite the runs and their steps are read from two partial indexes
+/// (migration 10), events_runs (use-case spans in a transaction) and events_steps (events with a
+/// parent span), so an app that logs no transactions pays nothing here, and one that does pays in
+/// proportion to its runs' steps: the runs' steps once (how many runs reached each name), and the
+/// abandoned runs' again (each one's last).
 enum FunnelAnalysis {
     /// One use case's funnel.
     struct Funnel: Sendable {
@@ -52,24 +55,36 @@ enum FunnelAnalysis {
     static func funnels(_ c: SQLiteConnection, app: String, names: Set<String>,
                         selection: SQLiteReportSelection) throws(SQLiteError) -> [String: Funnel] {
         guard !names.isEmpty else { return [:] }
+        // Runs are use-case spans in a transaction: `given_up` is set for use cases only, and
+        // events_runs holds exactly those, so the runs, and each run's steps (events_steps,
+        // sought by the run's transaction, span id and context), are read from indexes alone.
+        // `reached` walks every run's steps; `lasts` only the abandoned runs', each one's latest.
+        let runs = "events u INDEXED BY events_runs"
+        let ofRun = """
+            s.app = ?1 AND s.parent_span IS NOT NULL AND s.transaction_id = u.transaction_id
+            AND s.parent_span = u.span_id AND s.context_id = u.context_id
+            """
+        let selected = "u.app = ?1 AND u.span_id IS NOT NULL\(selection.events("u"))"
         let rows = try c.prepare("""
-            WITH runs AS (
-                SELECT u.id AS run, u.name AS use_case, u.given_up AS given_up, s.name AS step, max(s.timestamp_ms) AS at
-                FROM events s INDEXED BY events_steps
-                JOIN events u ON u.app = ?1 AND u.uuid = s.transaction_id
-                WHERE s.app = ?1 AND s.parent_span IS NOT NULL
-                    AND u.kind = 'span' AND u.type = 'usecase' AND u.span_id = s.parent_span AND u.context_id = s.context_id\(selection.events("u"))
-                GROUP BY u.id, s.name
+            WITH reached AS (
+                SELECT u.name AS use_case, s.name AS step, count(DISTINCT u.id) AS reached
+                FROM \(runs) CROSS JOIN events s INDEXED BY events_steps ON \(ofRun)
+                WHERE \(selected) AND u.given_up IS NOT NULL
+                GROUP BY u.name, s.name
             ),
-            places AS (
-                SELECT use_case, step, given_up, row_number() OVER (PARTITION BY run ORDER BY at DESC, step DESC) AS place FROM runs
-            ),
-            steps AS (
-                SELECT use_case, step, count(*) AS reached, count(*) FILTER (WHERE given_up = 1 AND place = 1) AS left_here
-                FROM places GROUP BY use_case, step
+            lasts AS (
+                SELECT use_case, step, count(*) AS left_here FROM (
+                    SELECT u.name AS use_case, (
+                        SELECT s.name FROM events s INDEXED BY events_steps WHERE \(ofRun)
+                        ORDER BY s.timestamp_ms DESC, s.name DESC LIMIT 1
+                    ) AS step
+                    FROM \(runs) WHERE \(selected) AND u.given_up = 1
+                ) WHERE step IS NOT NULL GROUP BY use_case, step
             )
-            SELECT use_case, step, reached, left_here, count(*) OVER (PARTITION BY use_case), sum(left_here) OVER (PARTITION BY use_case)
-            FROM steps ORDER BY use_case, reached DESC, step
+            SELECT r.use_case, r.step, r.reached, coalesce(l.left_here, 0), count(*) OVER w, sum(coalesce(l.left_here, 0)) OVER w
+            FROM reached r LEFT JOIN lasts l ON l.use_case = r.use_case AND l.step = r.step
+            WINDOW w AS (PARTITION BY r.use_case)
+            ORDER BY r.use_case, r.reached DESC, r.step
             """)
         try selection.bind(rows, app: app)
         defer { rows.reset() }

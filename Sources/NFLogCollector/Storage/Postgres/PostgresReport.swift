@@ -180,32 +180,38 @@ enum PostgresReport {
     }
 
     /// The funnels of the listed use cases, as ``FunnelAnalysis`` computes them on SQLite (the
-    /// same joins, the same order).
+    /// same joins, the same order; names in byte order).
     private static func funnels(_ c: PostgresConnection, app: String, names: [String], filter: ReportFilter,
                                 logger: Logger) async throws -> [String: FunnelAnalysis.Funnel] {
         var collector = FunnelAnalysis.Collector(listed: Set(names))
         for try await row in try await c.query("""
-            WITH runs AS (
-                SELECT u.id AS run, u.name AS use_case, u.given_up AS given_up, s.name AS step, max(s.timestamp_ms) AS at
-                FROM events s
-                JOIN events u ON u.app = \(app) AND u.uuid = s.transaction_id
-                WHERE s.app = \(app) AND s.parent_span IS NOT NULL
-                    AND u.kind = 'span' AND u.type = 'usecase' AND u.span_id = s.parent_span AND u.context_id = s.context_id
+            WITH reached AS (
+                SELECT u.name AS use_case, s.name AS step, count(DISTINCT u.id) AS reached
+                FROM events u JOIN events s
+                    ON s.app = \(app) AND s.parent_span IS NOT NULL AND s.transaction_id = u.transaction_id
+                    AND s.parent_span = u.span_id AND s.context_id = u.context_id
+                WHERE u.app = \(app) AND u.span_id IS NOT NULL AND u.given_up IS NOT NULL
                     AND u.name = ANY(\(names)::text[])\(selecting: filter, app: app, alias: "u")
-                GROUP BY u.id, u.name, u.given_up, s.name
+                GROUP BY u.name, s.name
             ),
-            places AS (
-                SELECT use_case, step, given_up,
-                       row_number() OVER (PARTITION BY run ORDER BY at DESC, step COLLATE "C" DESC) AS place
-                FROM runs
-            ),
-            steps AS (
-                SELECT use_case, step, count(*) AS reached, count(*) FILTER (WHERE given_up AND place = 1) AS left_here
-                FROM places GROUP BY use_case, step
+            lasts AS (
+                SELECT use_case, step, count(*) AS left_here FROM (
+                    SELECT u.name AS use_case, (
+                        SELECT s.name FROM events s
+                        WHERE s.app = \(app) AND s.parent_span IS NOT NULL AND s.transaction_id = u.transaction_id
+                            AND s.parent_span = u.span_id AND s.context_id = u.context_id
+                        ORDER BY s.timestamp_ms DESC, s.name COLLATE "C" DESC LIMIT 1
+                    ) AS step
+                    FROM events u
+                    WHERE u.app = \(app) AND u.span_id IS NOT NULL AND u.given_up
+                        AND u.name = ANY(\(names)::text[])\(selecting: filter, app: app, alias: "u")
+                ) AS runs WHERE step IS NOT NULL GROUP BY use_case, step
             )
-            SELECT use_case, step, reached, left_here, count(*) OVER (PARTITION BY use_case),
-                   (sum(left_here) OVER (PARTITION BY use_case))::int8
-            FROM steps ORDER BY use_case COLLATE "C", reached DESC, step COLLATE "C"
+            SELECT r.use_case, r.step, r.reached, coalesce(l.left_here, 0), count(*) OVER w,
+                   (sum(coalesce(l.left_here, 0)) OVER w)::int8
+            FROM reached r LEFT JOIN lasts l ON l.use_case = r.use_case AND l.step = r.step
+            WINDOW w AS (PARTITION BY r.use_case)
+            ORDER BY r.use_case COLLATE "C", r.reached DESC, r.step COLLATE "C"
             """, logger: logger).decode((String, String, Int64, Int64, Int64, Int64).self) {
             collector.add(useCase: row.0, step: row.1, reached: Int(row.2), left: Int(row.3), names: Int(row.4),
                           leftAtSteps: Int(row.5))
