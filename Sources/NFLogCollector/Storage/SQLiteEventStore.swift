@@ -431,15 +431,20 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         // retention), the spans from events_spans. An event is a point or a span (the decoder
         // admits nothing else). With a filter, the matching events are counted.
         let (matching, versions) = try VersionAnalysis.analyse(c, app: app, selection: selection)
-        var eventCount = matching?.events ?? 0
-        if matching == nil {
-            let kept = try c.prepare("SELECT coalesce(max(events - events_expired), 0) FROM totals WHERE app = ?1")
-            try kept.bind(app, at: 1)
-            eventCount = Int(try kept.collect { $0.int64(at: 0) }.first ?? 0)
-        }
+        let totals = try c.prepare("SELECT coalesce(max(events - events_expired), 0) FROM totals WHERE app = ?1")
+        try totals.bind(app, at: 1)
+        let kept = Int(try totals.collect { $0.int64(at: 0) }.first ?? 0)
+        let eventCount = matching?.events ?? kept
+        // The spans are read through events_spans (every span of the app, in name order; a
+        // filter looks up each one's time and context), or through events_times when a time
+        // range holds under half the app's events (only the range's rows, sorted after): on
+        // make-report-db's 1,000,000 events, an hour's use cases were counted in 0.009 s that way
+        // and 0.12 s through events_spans, and a day's (86 %) in 0.12 s either way.
+        let narrow = (filter.from != nil || filter.to != nil) && eventCount * 2 < kept
+        let spanIndex = narrow ? "events_times" : "events_spans"
         let counts = try c.prepare("""
             SELECT count(*), count(*) FILTER (WHERE type = 'network' AND abandoned = 0), sum(abandoned)
-            FROM events WHERE app = ?1 AND kind = 'span'\(events)
+            FROM events INDEXED BY \(spanIndex) WHERE app = ?1 AND kind = 'span'\(events)
             """)
         try selection.bind(counts, app: app)
         let (spans, roundTrips, abandonedSpans) = try counts.collect {
@@ -453,7 +458,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         // The most started first; `count(*) OVER ()` counts every name, listed or not.
         let useCaseCounts = try c.prepare("""
             SELECT name, count(*) AS started, sum(given_up), count(*) OVER ()
-            FROM events INDEXED BY events_spans WHERE app = ?1 AND kind = 'span' AND type = 'usecase'\(events)
+            FROM events INDEXED BY \(spanIndex) WHERE app = ?1 AND kind = 'span' AND type = 'usecase'\(events)
             GROUP BY name ORDER BY started DESC, name LIMIT ?5
             """)
         try selection.bind(useCaseCounts, app: app)
@@ -468,7 +473,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         }
         var durations = listed.mapValues { SortedDurations(count: $0.started - $0.abandoned) }
         let completed = try c.prepare("""
-            SELECT name, duration_ms FROM events INDEXED BY events_spans
+            SELECT name, duration_ms FROM events INDEXED BY \(spanIndex)
             WHERE app = ?1 AND kind = 'span' AND type = 'usecase' AND given_up = 0\(events)
             ORDER BY name, duration_ms
             """)
@@ -488,7 +493,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
 
         var network = SortedDurations(count: roundTrips)
         let networkRows = try c.prepare("""
-            SELECT duration_ms FROM events INDEXED BY events_spans WHERE app = ?1 AND kind = 'span' AND type = 'network' AND abandoned = 0\(events)
+            SELECT duration_ms FROM events INDEXED BY \(spanIndex) WHERE app = ?1 AND kind = 'span' AND type = 'network' AND abandoned = 0\(events)
             ORDER BY duration_ms
             """)
         try selection.bind(networkRows, app: app)
