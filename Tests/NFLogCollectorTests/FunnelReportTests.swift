@@ -130,6 +130,32 @@ struct FunnelReportTests {
         }
     }
 
+    @Test("A time range reads its hours' events through events_hours; runs and steps come from their own indexes")
+    func plans() async throws {
+        let path = StoreFixtures.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let store = try SQLiteEventStore(path: path, durableCommits: false)
+        await store.close()
+        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 1_000)
+        func plan(_ sql: String, _ filter: ReportFilter) throws -> [String] {
+            let statement = try connection.prepare("EXPLAIN QUERY PLAN " + sql)
+            try SQLiteReportSelection(filter: filter).bind(statement, app: "shop")
+            return try statement.collect { $0.text(at: 3) ?? "" }
+        }
+        for filter in [ReportFilter(from: F.t0, to: F.t0 + F.hour), ReportFilter(from: F.t0), ReportFilter(to: F.t0)] {
+            let selection = SQLiteReportSelection(filter: filter)
+            let scan = try plan("SELECT count(*) FROM events INDEXED BY events_hours WHERE app = ?1\(selection.events())", filter)
+            #expect(scan.contains { $0.contains("USING INDEX events_hours (app=? AND <expr>") }, "\(scan)")
+        }
+        // The funnel's statement, as the report prepares it: only covering index searches.
+        let filter = ReportFilter(from: F.t0, appVersion: "2.0")
+        let funnel = try plan(FunnelAnalysis.sql(SQLiteReportSelection(filter: filter)), filter)
+        #expect(funnel.contains { $0.contains("SEARCH u USING COVERING INDEX events_runs (app=?") }, "\(funnel)")
+        #expect(funnel.contains { $0.contains("SEARCH s USING COVERING INDEX events_steps (app=? AND transaction_id=? AND parent_span=?") },
+                "\(funnel)")
+        #expect(!funnel.contains { $0.contains("SCAN u") || $0.contains("SCAN s") || $0.contains("autoindex_events") }, "\(funnel)")
+    }
+
     /// `GET /v1/report` with `query` (already URL-encoded) and the development read token.
     static func report(_ collector: TestCollector, _ query: String) async throws -> TransportResponse {
         let url = try #require(URL(string: collector.url.absoluteString + "/v1/report" + query))

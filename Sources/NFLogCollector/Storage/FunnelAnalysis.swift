@@ -49,43 +49,50 @@ enum FunnelAnalysis {
         }
     }
 
-    /// Reads in the caller's transaction (the report's snapshot): the funnels of the use cases in
-    /// `names`, over the runs `selection` selects (by the run's start and context; all of a
-    /// selected run's steps count).
-    static func funnels(_ c: SQLiteConnection, app: String, names: Set<String>,
-                        selection: SQLiteReportSelection) throws(SQLiteError) -> [String: Funnel] {
-        guard !names.isEmpty else { return [:] }
+    /// The funnel's statement over the runs `selection` selects: rows of (use case, step,
+    /// reached, left, step names of the use case, its abandoned runs with a step), in (use case,
+    /// most reached, name) order.
+    static func sql(_ selection: SQLiteReportSelection) -> String {
         // Runs are use-case spans in a transaction: `given_up` is set for use cases only, and
         // events_runs holds exactly those, so the runs, and each run's steps (events_steps,
         // sought by the run's transaction, span id and context), are read from indexes alone.
-        // `reached` walks every run's steps; `lasts` only the abandoned runs', each one's latest.
+        // `reached` walks every run's steps; `abandoned` only the abandoned runs', each one's latest
+        // (materialized, so that its subquery runs once a run, not once for each use of it).
         let runs = "events u INDEXED BY events_runs"
         let ofRun = """
             s.app = ?1 AND s.parent_span IS NOT NULL AND s.transaction_id = u.transaction_id
             AND s.parent_span = u.span_id AND s.context_id = u.context_id
             """
         let selected = "u.app = ?1 AND u.span_id IS NOT NULL\(selection.events("u"))"
-        let rows = try c.prepare("""
+        return """
             WITH reached AS (
                 SELECT u.name AS use_case, s.name AS step, count(DISTINCT u.id) AS reached
                 FROM \(runs) CROSS JOIN events s INDEXED BY events_steps ON \(ofRun)
                 WHERE \(selected) AND u.given_up IS NOT NULL
                 GROUP BY u.name, s.name
             ),
-            lasts AS (
-                SELECT use_case, step, count(*) AS left_here FROM (
-                    SELECT u.name AS use_case, (
-                        SELECT s.name FROM events s INDEXED BY events_steps WHERE \(ofRun)
-                        ORDER BY s.timestamp_ms DESC, s.name DESC LIMIT 1
-                    ) AS step
-                    FROM \(runs) WHERE \(selected) AND u.given_up = 1
-                ) WHERE step IS NOT NULL GROUP BY use_case, step
-            )
+            abandoned AS MATERIALIZED (
+                SELECT u.name AS use_case, (
+                    SELECT s.name FROM events s INDEXED BY events_steps WHERE \(ofRun)
+                    ORDER BY s.timestamp_ms DESC, s.name DESC LIMIT 1
+                ) AS step
+                FROM \(runs) WHERE \(selected) AND u.given_up = 1
+            ),
+            lasts AS (SELECT use_case, step, count(*) AS left_here FROM abandoned WHERE step IS NOT NULL GROUP BY use_case, step)
             SELECT r.use_case, r.step, r.reached, coalesce(l.left_here, 0), count(*) OVER w, sum(coalesce(l.left_here, 0)) OVER w
             FROM reached r LEFT JOIN lasts l ON l.use_case = r.use_case AND l.step = r.step
             WINDOW w AS (PARTITION BY r.use_case)
             ORDER BY r.use_case, r.reached DESC, r.step
-            """)
+            """
+    }
+
+    /// Reads in the caller's transaction (the report's snapshot): the funnels of the use cases in
+    /// `names`, over the runs `selection` selects (by the run's start and context; all of a
+    /// selected run's steps count).
+    static func funnels(_ c: SQLiteConnection, app: String, names: Set<String>,
+                        selection: SQLiteReportSelection) throws(SQLiteError) -> [String: Funnel] {
+        guard !names.isEmpty else { return [:] }
+        let rows = try c.prepare(sql(selection))
         try selection.bind(rows, app: app)
         defer { rows.reset() }
         var collector = Collector(listed: names)

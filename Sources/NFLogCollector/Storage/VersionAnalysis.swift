@@ -6,7 +6,10 @@ import NFLogSupport
 ///
 /// Without a filter the versions come from `context_counts` (migration 10), the running count of
 /// each context's events kept by every commit, so the report reads no events for them; with one,
-/// from one grouped pass over the matching events. Either way SQL groups the events per context
+/// from one grouped pass over the matching events, through events_hours (the range's hours; all
+/// the app's, in hour order, for an app version alone, rather than in the random order of the
+/// (app, uuid) index, which SQLite otherwise takes: on make-report-db's 1,000,000 events, 1.3 s
+/// where this takes 0.23 s). Either way SQL groups the events per context
 /// and hands back one row per name, app version and SDK version, the versions in (most events,
 /// version) order, of which the walk keeps ``VersionCounts/maxListed`` of each.
 enum VersionAnalysis {
@@ -57,7 +60,8 @@ enum VersionAnalysis {
         if selection.selectsEvents {
             sql = """
                 WITH scan AS MATERIALIZED (
-                    SELECT context_id, name, count(*) AS n FROM events WHERE app = ?1\(selection.events()) GROUP BY context_id, name
+                    SELECT context_id, name, count(*) AS n FROM events INDEXED BY events_hours WHERE app = ?1\(selection.events())
+                    GROUP BY context_id, name
                 ),
                 per AS (SELECT context_id, sum(n) AS n FROM scan GROUP BY context_id)
                 SELECT 0, name, '', sum(n) FROM scan GROUP BY name

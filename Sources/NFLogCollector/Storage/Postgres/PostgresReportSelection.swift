@@ -7,15 +7,28 @@ import PostgresNIO
 extension PostgresQuery.StringInterpolation {
     /// ` AND …` (or nothing): rows whose `time` column is within the filter's range and whose
     /// context has its app version; `alias` qualifies the columns. Events and spans are selected
-    /// by `timestamp_ms` (a span's start), sessions by `started_ms`, aggregates by `start_ms`.
+    /// by `timestamp_ms` (a span's start), and the hour of it that events_hours indexes (in the
+    /// index's own expression, which PostgreSQL needs to use it), sessions by `started_ms`,
+    /// aggregates by `start_ms`.
     mutating func appendInterpolation(selecting filter: ReportFilter, app: String, time: String = "timestamp_ms",
                                       alias: String? = nil) {
         let column = alias.map { $0 + "." } ?? ""
+        let hourly = time == "timestamp_ms"
         if let from = filter.from {
+            if hourly {
+                appendLiteral(" AND (\(column)timestamp_ms / 3600000) >= ")
+                appendInterpolation(from / 3_600_000)
+            }
             appendLiteral(" AND \(column)\(time) >= ")
             appendInterpolation(from)
         }
         if let to = filter.to {
+            if hourly {
+                // The last hour with a millisecond before `to` (wrapping: a `to` of Int64.min, which
+                // no row can precede, bounds nothing here and the exact bound below keeps none).
+                appendLiteral(" AND (\(column)timestamp_ms / 3600000) <= ")
+                appendInterpolation((to &- 1) / 3_600_000)
+            }
             appendLiteral(" AND \(column)\(time) < ")
             appendInterpolation(to)
         }
