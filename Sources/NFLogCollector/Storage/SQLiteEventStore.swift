@@ -442,8 +442,9 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         // and 0.12 s through events_spans, and a day's (86 %) in 0.12 s either way.
         let narrow = (filter.from != nil || filter.to != nil) && eventCount * 2 < kept
         let spanIndex = narrow ? "events_hours" : "events_spans"
+        // The abandoned spans only when filtered: unfiltered, the totals count them.
         let counts = try c.prepare("""
-            SELECT count(*), count(*) FILTER (WHERE type = 'network' AND abandoned = 0), sum(abandoned)
+            SELECT count(*), count(*) FILTER (WHERE type = 'network' AND abandoned = 0)\(selection.selectsEvents ? ", sum(abandoned)" : ", 0")
             FROM events INDEXED BY \(spanIndex) WHERE app = ?1 AND kind = 'span'\(events)
             """)
         try selection.bind(counts, app: app)
