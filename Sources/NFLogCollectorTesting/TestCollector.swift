@@ -83,8 +83,8 @@ public final class TestCollector: Sendable {
         try await running.exportedAggregates()
     }
 
-    /// The test app's report, as `GET /v1/report` answers it; `filter` selects the aggregates it
-    /// summarises.
+    /// The test app's report, as `GET /v1/report` answers it; `filter` narrows it (a time range
+    /// and an app version every section, a dimension the aggregates).
     public func report(filter: ReportFilter = ReportFilter()) async throws -> AnalyticsReport {
         try await running.report(filter: filter)
     }

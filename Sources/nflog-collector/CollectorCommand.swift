@@ -188,7 +188,7 @@ struct Export: AsyncParsableCommand {
 
 struct Report: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the analysis of a stored database: use-case times and abandonment, network round trips, session durations, aggregated measurements.")
+        abstract: "Print the analysis of a stored database: use-case times, abandonment and funnels, network round trips, session durations, app and SDK versions, aggregated measurements.")
 
     @OptionGroup var storage: StoreOptions
 
@@ -198,11 +198,14 @@ struct Report: AsyncParsableCommand {
     @Flag(help: "Print the report as JSON.")
     var json = false
 
-    @Option(help: "Only the aggregates that start at or after this time (Unix milliseconds); the rest of the report is not filtered.")
+    @Option(help: "Only what happened at or after this time (Unix milliseconds, by the devices' clocks): events and spans by their timestamp, sessions and aggregates by their start. Counts then cover the matching events; duplicates, batches and what devices report about themselves stay the app's.")
     var from: Int64?
 
-    @Option(help: "Only the aggregates that start before this time (Unix milliseconds).")
+    @Option(help: "Only what happened before this time (Unix milliseconds; exclusive).")
     var to: Int64?
+
+    @Option(help: "Only the events, spans, sessions and aggregates of this app version (the context's app_version).")
+    var appVersion: String?
 
     @Option(help: "Only the aggregates whose dimension KEY has VALUE, given as KEY=VALUE.")
     var dimension: String?
@@ -213,6 +216,9 @@ struct Report: AsyncParsableCommand {
     func validate() throws {
         guard from.map({ $0 >= 0 }) ?? true, to.map({ $0 >= 0 }) ?? true else { throw ValidationError("--from and --to are Unix milliseconds, not negative") }
         if let from, let to, to < from { throw ValidationError("--to must not be before --from") }
+        if let appVersion, !ReportFilter.isValidAppVersion(appVersion) {
+            throw ValidationError("--app-version must be 1 to 256 bytes")
+        }
         if let dimension, ReportFilter.Dimension(parsing: dimension) == nil {
             throw ValidationError("--dimension must be KEY=VALUE: a key of 1 to 256 bytes, a value of at most 256")
         }
@@ -220,7 +226,8 @@ struct Report: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let filter = ReportFilter(from: from, to: to, dimension: dimension.flatMap(ReportFilter.Dimension.init(parsing:)))
+        let filter = ReportFilter(from: from, to: to, appVersion: appVersion,
+                                  dimension: dimension.flatMap(ReportFilter.Dimension.init(parsing:)))
         let store = try await storage.openExisting(readTimeLimit: Serve.unlimitedReads)
         if let query = try seriesQuery() {
             try await printPerApp(store) { store, app in try await store.series(app: app, query: query) } render: { $0.render() }

@@ -203,8 +203,9 @@ struct CollectorRoutes: Sendable {
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: out.bytes)))
     }
 
-    /// `?from=MS&to=MS&dimension=KEY=VALUE`, each optional, select the aggregates the report
-    /// summarises (by start time, from inclusive, to exclusive; by one dimension's value).
+    /// `?from=MS&to=MS&app_version=V&dimension=KEY=VALUE`, each optional, narrow the report: the
+    /// time range (from inclusive, to exclusive) and the app version select the events, spans,
+    /// sessions and aggregates, the dimension the aggregates.
     private func getReport(_ request: Request, app: String) async throws -> Response {
         let filter = try Self.reportFilter(request.uri.queryParameters)
         let report: AnalyticsReport
@@ -290,13 +291,20 @@ struct CollectorRoutes: Sendable {
         return number
     }
 
-    /// The report's filter from `from`, `to` and `dimension`; 400 naming the parameter at fault.
+    /// The report's filter from `from`, `to`, `app_version` and `dimension`; 400 naming the
+    /// parameter at fault.
     static func reportFilter(_ query: Parameters) throws(CollectorHTTPError) -> ReportFilter {
         var filter = ReportFilter()
         if let from = query.get("from") { filter.from = try integer(from, named: "from", default: 0, in: 0...Int64.max) }
         if let to = query.get("to") { filter.to = try integer(to, named: "to", default: 0, in: 0...Int64.max) }
         if let from = filter.from, let to = filter.to, to < from {
             throw CollectorHTTPError(.badRequest, message: "to must not be before from", path: "to")
+        }
+        if let version = query.get("app_version") {
+            guard ReportFilter.isValidAppVersion(version) else {
+                throw CollectorHTTPError(.badRequest, message: "app_version must be 1 to 256 bytes", path: "app_version")
+            }
+            filter.appVersion = version
         }
         if let text = query.get("dimension") {
             guard let dimension = ReportFilter.Dimension(parsing: text) else {

@@ -21,8 +21,18 @@ import Foundation
 ///
 /// Aggregates (events the devices folded into one record per name and window) are summarised by
 /// name in ``aggregates``: at most 1,000 names, those with the most events first (ties broken by
-/// name), the others counted in ``aggregatesOmitted``. A ``ReportFilter`` selects the aggregates
-/// by start time and dimension; it does not change the other figures.
+/// name), the others counted in ``aggregatesOmitted``.
+///
+/// A ``ReportFilter`` (echoed in ``filter``) narrows the report: a time range and an app version
+/// select the events, spans, sessions and aggregates counted everywhere, and a dimension the
+/// aggregates. With a time range or an app version set, ``eventsStored``, ``eventsByName``,
+/// ``pointEvents``, ``spanEvents``, ``eventsBySource`` and ``abandonedSpans`` count the matching
+/// events rather than the app's running totals; ``duplicatesDropped``, ``batches``,
+/// ``prunedOnDevices``, ``databaseResets`` and ``quarantinedOnDevices`` stay the app's.
+///
+/// Each use case has a funnel (``UseCase/steps``): the events logged against its runs, how many
+/// runs reached each, and where the abandoned ones left. ``versions`` counts the events by app
+/// and SDK version.
 ///
 /// ``eventsBySource`` splits the stored events by where they were logged: the app's own code or
 /// web content through the SDK's web bridge; ``webOrigins`` counts the web pages' distinct origins.
@@ -53,6 +63,10 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
     public let eventsBySource: EventsBySource
     /// The distinct origins of the stored web events (those that carried one).
     public let webOrigins: Int
+    /// The filter the report applied (every part unset: the whole store).
+    public let filter: ReportFilter
+    /// The events by app version and by SDK version (within the filter).
+    public let versions: VersionCounts
 
     /// Two counts, whatever the number of events or origins.
     public struct EventsBySource: Sendable, Equatable, Codable {
@@ -77,20 +91,57 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         /// those whose app called a backend that logged under the transaction; `nil` (the key
         /// absent) when none did.
         public let server: ServerSplit?
+        /// The funnel: the steps logged against the runs, at most ``maxSteps``, the most reached
+        /// first (ties by name, in byte order).
+        public let steps: [UseCaseStep]
+        /// Step names logged against the runs but not listed in ``steps``.
+        public let stepsOmitted: Int
+        /// Abandoned runs that logged no step at all. With ``UseCaseStep/left`` summed over every
+        /// step (listed or not), it adds up to ``abandoned``.
+        public let leftBeforeFirstStep: Int
 
+        /// How many steps a use case lists.
+        public static let maxSteps = 50
+
+        /// `leftBeforeFirstStep` defaults to `abandoned`: without steps, every abandoned run left
+        /// before a first one.
         public init(started: Int, completed: Int, abandoned: Int, abandonmentRate: Double, duration: DurationSummary,
-                    server: ServerSplit? = nil) {
+                    server: ServerSplit? = nil, steps: [UseCaseStep] = [], stepsOmitted: Int = 0, leftBeforeFirstStep: Int? = nil) {
             self.started = started
             self.completed = completed
             self.abandoned = abandoned
             self.abandonmentRate = abandonmentRate
             self.duration = duration
             self.server = server
+            self.steps = steps
+            self.stepsOmitted = stepsOmitted
+            self.leftBeforeFirstStep = leftBeforeFirstStep ?? abandoned
         }
 
         enum CodingKeys: String, CodingKey {
-            case started, completed, abandoned, duration, server
+            case started, completed, abandoned, duration, server, steps
             case abandonmentRate = "abandonment_rate"
+            case stepsOmitted = "steps_omitted"
+            case leftBeforeFirstStep = "left_before_first_step"
+        }
+
+        /// Reads a use case without a funnel (a report written before funnels) as one without
+        /// steps.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let abandoned = try c.decode(Int.self, forKey: .abandoned)
+            self.init(started: try c.decode(Int.self, forKey: .started), completed: try c.decode(Int.self, forKey: .completed),
+                      abandoned: abandoned, abandonmentRate: try c.decode(Double.self, forKey: .abandonmentRate),
+                      duration: try c.decode(DurationSummary.self, forKey: .duration),
+                      server: try c.decodeIfPresent(ServerSplit.self, forKey: .server),
+                      steps: try c.decodeIfPresent([UseCaseStep].self, forKey: .steps) ?? [],
+                      stepsOmitted: try c.decodeIfPresent(Int.self, forKey: .stepsOmitted) ?? 0,
+                      leftBeforeFirstStep: try c.decodeIfPresent(Int.self, forKey: .leftBeforeFirstStep))
+        }
+
+        /// The step most abandoned runs left at (the first listed among equals), if any did.
+        var topLeavingStep: UseCaseStep? {
+            steps.reduce(nil) { best, step in step.left > (best?.left ?? 0) ? step : best }
         }
     }
 
@@ -111,12 +162,14 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         case aggregatesOmitted = "aggregates_omitted"
         case eventsBySource = "events_by_source"
         case webOrigins = "web_origins"
+        case filter, versions
     }
 
     public init(app: String, stats: CollectorStats, pointEvents: Int, spanEvents: Int, useCases: [String: UseCase],
                 network: DurationSummary, sessions: DurationSummary, useCasesOmitted: Int = 0,
                 aggregates: [String: AggregateSummary] = [:], aggregatesOmitted: Int = 0,
-                eventsBySource: EventsBySource? = nil, webOrigins: Int = 0) {
+                eventsBySource: EventsBySource? = nil, webOrigins: Int = 0, filter: ReportFilter = ReportFilter(),
+                versions: VersionCounts = VersionCounts()) {
         self.app = app
         eventsStored = stats.eventsStored
         duplicatesDropped = stats.duplicatesDropped
@@ -136,11 +189,14 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         self.aggregatesOmitted = aggregatesOmitted
         self.eventsBySource = eventsBySource ?? EventsBySource(native: stats.eventsKept, web: 0)
         self.webOrigins = webOrigins
+        self.filter = filter
+        self.versions = versions
     }
 
     /// Reads `use_cases_omitted`, `aggregates_omitted` and `web_origins` as 0, `aggregates` as
-    /// empty and `events_by_source` as every event native when absent: reports written before
-    /// they existed (and before any collector stored web events).
+    /// empty, `events_by_source` as every event native, `filter` as none and `versions` as empty
+    /// when absent: reports written before they existed (and before any collector stored web
+    /// events).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         app = try c.decode(String.self, forKey: .app)
@@ -163,6 +219,8 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         eventsBySource = try c.decodeIfPresent(EventsBySource.self, forKey: .eventsBySource)
             ?? EventsBySource(native: eventsStored, web: 0)
         webOrigins = try c.decodeIfPresent(Int.self, forKey: .webOrigins) ?? 0
+        filter = try c.decodeIfPresent(ReportFilter.self, forKey: .filter) ?? ReportFilter()
+        versions = try c.decodeIfPresent(VersionCounts.self, forKey: .versions) ?? VersionCounts()
     }
 
     /// The report for people: a few aligned lines.
@@ -172,6 +230,9 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
         var lines = [
             "Collector (app \(app)): \(eventsStored) events stored (\(pointEvents) point, \(spanEvents) spans) · \(duplicatesDropped) duplicates dropped · \(batches) batches",
         ]
+        if let line = filter.line {
+            lines.append(line)
+        }
         if prunedOnDevices > 0 || abandonedSpans > 0 || databaseResets > 0 || quarantinedOnDevices > 0 {
             var devices = "Devices: \(prunedOnDevices) events pruned before upload · \(abandonedSpans) spans abandoned · \(databaseResets) database resets"
             if quarantinedOnDevices > 0 { devices += " · \(quarantinedOnDevices) refused events quarantined" }
@@ -186,12 +247,18 @@ public struct AnalyticsReport: Sendable, Equatable, Codable {
                 func part(_ s: DurationSummary) -> String { "p50 \(ms(s.p50Milliseconds)) p95 \(ms(s.p95Milliseconds))" }
                 lines.append("  server split (n=\(split.transactions)): client \(part(split.client)) · network \(part(split.network)) · server \(part(split.server))")
             }
+            if let step = useCase.topLeavingStep {
+                lines.append("  most left after step \(step.name): \(step.left) of \(useCase.abandoned) abandoned · \(useCase.leftBeforeFirstStep) before a first step · \(useCase.steps.count + useCase.stepsOmitted) steps")
+            }
         }
         if useCasesOmitted > 0 {
             lines.append("(\(useCasesOmitted) less started use cases not listed)")
         }
         lines.append("Network round trip: \(summary(network))")
         lines.append("Session duration: \(summary(sessions))")
+        if let line = versions.line {
+            lines.append(line)
+        }
         if !aggregates.isEmpty || aggregatesOmitted > 0 {
             lines.append("Aggregated measurements:")
             for (name, aggregate) in aggregates.sorted(by: { $0.key < $1.key }) {

@@ -12,22 +12,24 @@ enum AggregateAnalysis {
     static let maxNames = 1_000
     static let maxMeasures = 256
 
-    /// Aggregates of the app within `filter` (bound as ?1 to ?5 by ``bind(_:app:filter:)``).
-    private static let selection = """
-        app = ?1 AND start_ms >= ?2 AND (?3 IS NULL OR start_ms < ?3)
-        AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(dimensions) WHERE key = ?4 AND value = ?5))
+    /// Aggregates of the app within `filter`: its time range and app version
+    /// (``SQLiteReportSelection``, on `start_ms`) and its dimension (`?5`, `?6`), bound by
+    /// ``bind(_:app:filter:)``.
+    private static func selection(_ filter: ReportFilter) -> String {
         """
+        app = ?1\(SQLiteReportSelection(filter: filter).conditions(time: "start_ms"))
+        AND (?5 IS NULL OR EXISTS (SELECT 1 FROM json_each(dimensions) WHERE key = ?5 AND value = ?6))
+        """
+    }
 
     private static func bind(_ statement: SQLiteStatement, app: String, filter: ReportFilter) throws(SQLiteError) {
-        try statement.bind(app, at: 1)
-        try statement.bind(filter.from ?? 0, at: 2)
-        if let to = filter.to { try statement.bind(to, at: 3) } else { try statement.bindNull(at: 3) }
+        try SQLiteReportSelection(filter: filter).bind(statement, app: app)
         if let dimension = filter.dimension {
-            try statement.bind(dimension.key, at: 4)
-            try statement.bind(dimension.value, at: 5)
+            try statement.bind(dimension.key, at: 5)
+            try statement.bind(dimension.value, at: 6)
         } else {
-            try statement.bindNull(at: 4)
             try statement.bindNull(at: 5)
+            try statement.bindNull(at: 6)
         }
     }
 
@@ -38,11 +40,11 @@ enum AggregateAnalysis {
         // device may claim counts that large.
         let names = try c.prepare("""
             SELECT name, count(*), total(count) AS events, count(*) OVER ()
-            FROM aggregates INDEXED BY aggregates_names WHERE \(selection)
-            GROUP BY name ORDER BY events DESC, name LIMIT ?6
+            FROM aggregates INDEXED BY aggregates_names WHERE \(selection(filter))
+            GROUP BY name ORDER BY events DESC, name LIMIT ?7
             """)
         try bind(names, app: app, filter: filter)
-        try names.bind(Int64(maxNames), at: 6)
+        try names.bind(Int64(maxNames), at: 7)
         var records: [String: Int] = [:]
         var allNames = 0
         for (name, count, total) in try names.collect({ ($0.text(at: 0) ?? "", Int($0.int64(at: 1)), Int($0.int64(at: 3))) }) {
@@ -52,7 +54,7 @@ enum AggregateAnalysis {
         guard !records.isEmpty else { return ([:], 0) }
 
         let rows = try c.prepare("""
-            SELECT name, count, measures FROM aggregates INDEXED BY aggregates_names WHERE \(selection)
+            SELECT name, count, measures FROM aggregates INDEXED BY aggregates_names WHERE \(selection(filter))
             ORDER BY name, start_ms
             """)
         try bind(rows, app: app, filter: filter)

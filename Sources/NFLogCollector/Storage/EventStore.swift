@@ -128,7 +128,8 @@ public protocol EventStore: Sendable {
     func stats(app: String) async throws -> CollectorStats
     /// The analysis of the app's stored events and aggregates.
     func report(app: String) async throws -> AnalyticsReport
-    /// The analysis, its aggregates limited to those `filter` selects (the rest is the same).
+    /// The analysis of what `filter` selects: its time range and app version narrow every
+    /// section, its dimension the aggregates (``ReportFilter``).
     func report(app: String, filter: ReportFilter) async throws -> AnalyticsReport
     /// The report over time: the app's events and aggregates in the query's range, bucket by
     /// bucket (``ReportSeries``), computed in memory that does not grow with them.

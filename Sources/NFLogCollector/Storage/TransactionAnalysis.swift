@@ -21,8 +21,10 @@ enum TransactionAnalysis {
     }
 
     /// Reads in the caller's transaction (the report's snapshot); only the names in `names` are
-    /// computed (the listed use cases), and only those with a split are in the result.
-    static func splits(_ c: SQLiteConnection, app: String, names: Set<String>) throws(SQLiteError) -> [String: ServerSplit] {
+    /// computed (the listed use cases), over the transactions whose use case `selection` selects,
+    /// and only those with a split are in the result.
+    static func splits(_ c: SQLiteConnection, app: String, names: Set<String>,
+                       selection: SQLiteReportSelection) throws(SQLiteError) -> [String: ServerSplit] {
         guard !names.isEmpty else { return [:] }
         let rows = try c.prepare("""
             WITH calls AS (
@@ -37,7 +39,7 @@ enum TransactionAnalysis {
                 SELECT u.name AS name, max(u.duration_ms - sum(calls.client_ms), 0) AS client,
                        sum(max(calls.client_ms - calls.server_ms, 0)) AS network, sum(calls.server_ms) AS server
                 FROM calls JOIN events u ON u.app = ?1 AND u.uuid = calls.txn
-                WHERE u.kind = 'span' AND u.type = 'usecase' AND u.given_up = 0 AND u.context_id = calls.context
+                WHERE u.kind = 'span' AND u.type = 'usecase' AND u.given_up = 0 AND u.context_id = calls.context\(selection.events("u"))
                 GROUP BY calls.txn
             ),
             parts AS (
@@ -47,7 +49,7 @@ enum TransactionAnalysis {
             )
             SELECT name, part, ms, count(*) OVER (PARTITION BY name, part) FROM parts ORDER BY name, part, ms
             """)
-        try rows.bind(app, at: 1)
+        try selection.bind(rows, app: app)
         defer { rows.reset() }
         var parts: [String: [Part: SortedDurations]] = [:]
         while try rows.step() {

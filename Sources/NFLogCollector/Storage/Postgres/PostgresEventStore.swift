@@ -173,7 +173,8 @@ public final class PostgresEventStore: EventStore, Sendable {
 
     /// The batch's transaction. Locks are taken in one order by every collector (context,
     /// sessions by uuid, event ids by uuid, aggregates by uuid, the batch, device prunes by name,
-    /// name counts by name, totals), so two batches never wait on each other in a cycle.
+    /// name counts by name, the context's count, totals), so two batches never wait on each other
+    /// in a cycle.
     private static func store(_ batch: Batch, columns: EventColumns, app: String, receivedAt: Int64,
                               _ c: PostgresConnection, _ logger: Logger) async throws -> StoreResult {
         let context = try await contextID(batch, app: app, c, logger)
@@ -266,6 +267,12 @@ public final class PostgresEventStore: EventStore, Sendable {
                 SELECT \(app), n.name, n.count FROM unnest(\(names)::text[], \(names.map { Int64(perName[$0] ?? 0) })::int8[]) AS n (name, count)
                 ORDER BY n.name
                 ON CONFLICT (app, name) DO UPDATE SET count = name_counts.count + excluded.count
+                """, logger: logger)
+        }
+        if accepted > 0 {
+            try await c.query("""
+                INSERT INTO context_counts (context_id, events) VALUES (\(context), \(Int64(accepted)))
+                ON CONFLICT (context_id) DO UPDATE SET events = context_counts.events + excluded.events
                 """, logger: logger)
         }
 

@@ -155,6 +155,20 @@ enum PostgresSchema {
         PostgresMigration(version: 4, name: "events quarantined on devices", statements: [
             "ALTER TABLE totals ADD COLUMN quarantined bigint NOT NULL DEFAULT 0",
         ]),
+        // The report's filters, funnels and versions, as SQLite's migration 10: events by app and
+        // the hour of their device time for a report filtered by time (the hour, so that inserts
+        // append, as in SQLite's; PostgresReportSelection writes the same expression), the runs (use-case spans in a transaction)
+        // and their steps (events with a parent span) found through indexes that hold only them,
+        // and each context's events counted by every
+        // commit (filled here from the events stored so far; retention does not lower it, as it
+        // does not lower name_counts).
+        PostgresMigration(version: 5, name: "report filters, funnel steps and events by context", statements: [
+            "CREATE INDEX events_hours ON events (app, (timestamp_ms / 3600000))",
+            "CREATE INDEX events_runs ON events (app, transaction_id, span_id) WHERE given_up IS NOT NULL AND span_id IS NOT NULL",
+            "CREATE INDEX events_steps ON events (app, transaction_id, parent_span) WHERE parent_span IS NOT NULL",
+            "CREATE TABLE context_counts (context_id bigint PRIMARY KEY REFERENCES contexts (id), events bigint NOT NULL)",
+            "INSERT INTO context_counts (context_id, events) SELECT context_id, count(*) FROM events GROUP BY context_id",
+        ]),
     ]
 
     /// Applies the migrations `connection`'s database lacks, under the advisory lock; returns the
