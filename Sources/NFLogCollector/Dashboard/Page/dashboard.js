@@ -13,7 +13,7 @@
   var RANGES = { "24h": DAY, "7d": 7 * DAY, "30d": 30 * DAY, "90d": 90 * DAY };
   var MAX_BUCKETS = 2000;
   var TOP_NAMES = 15;
-  var TOP_USE_CASES = 25;
+  var TOP_USE_CASES = 15;
   var TOP_RATES = 10;
   var TOP_AGGREGATES = 20;
 
