@@ -264,6 +264,27 @@ def check(url, token, shots, empty_app):
         driver.set_window_size(1280, 900)
         time.sleep(0.3)
 
+        # Per day, then one app version: the page asks for them, and still shows the JSON's values.
+        Select(driver.find_element(By.ID, "bucket")).select_by_value("day")
+        if not wait(driver, "window.__done === true && window.__requests.series.indexOf('bucket=day') > 0"):
+            failures.append("the per-day board was not drawn")
+        days = data_of(driver, url, token)
+        result["day_values_checked"] = check_values(driver, days, failures)
+        result["day_marks"] = check_marks(driver, days, failures)
+        versions = [o.get_attribute("value") for o in Select(driver.find_element(By.ID, "version")).options]
+        if len(versions) < 2:
+            failures.append("no app version to choose: %r" % versions)
+        else:
+            Select(driver.find_element(By.ID, "version")).select_by_value(versions[1])
+            if not wait(driver, "window.__done === true && window.__requests.report.indexOf('app_version=') > 0"):
+                failures.append("the board of one app version was not drawn")
+            one = data_of(driver, url, token)
+            if (one["report"] or {}).get("filter", {}).get("app_version") != versions[1]:
+                failures.append("the report of version %s says its filter is %r" % (versions[1], (one["report"] or {}).get("filter")))
+            result["version"] = versions[1]
+            result["version_values_checked"] = check_values(driver, one, failures)
+            result["version_marks"] = check_marks(driver, one, failures)
+
         # The app without events: "no data" in every chart's place, no marks, no errors.
         Select(driver.find_element(By.ID, "app")).select_by_value(empty_app)
         if not wait(driver, "window.__done === true && window.__requests.report.indexOf('app=%s&') > 0" % empty_app):

@@ -488,7 +488,9 @@
     var withSteps = cases.filter(function (e) { return Array.isArray(e[1].steps) && e[1].steps.length > 0; });
     if (withSteps.length === 0) return noData(body, "no events logged against a use case in this range");
     var names = withSteps.map(function (e) { return e[0]; });
-    var chosen = names.indexOf(state.funnel) >= 0 ? state.funnel : names[0];
+    // At first, the most started use case that users abandoned: where they leave is the question.
+    var left = withSteps.filter(function (e) { return e[1].abandoned > 0; });
+    var chosen = names.indexOf(state.funnel) >= 0 ? state.funnel : (left.length ? left[0][0] : names[0]);
     var picker = element("label", "picker", "Use case ");
     picker.appendChild(select(names.map(function (n) { return { value: n, label: n }; }), chosen, function (v) { state.funnel = v; redraw("funnel"); }));
     body.appendChild(picker);
