@@ -10,13 +10,13 @@ extension Report {
         _ = try seriesQuery()
     }
 
-    /// The series' query from `--series`, `--from` and `--to` (defaults from the clock now);
+    /// The series' query from `--series`, `--from`, `--to` and `--app-version` (defaults from the clock now);
     /// `nil` without `--series`.
     func seriesQuery() throws -> SeriesQuery? {
         guard let series else { return nil }
         guard let bucket = SeriesBucket(rawValue: series) else { throw ValidationError("--series must be hour or day") }
         do throws(SeriesQuery.Invalid) {
-            return try SeriesQuery(bucket: bucket, from: from, to: to, now: Int64(Date().timeIntervalSince1970 * 1000))
+            return try SeriesQuery(bucket: bucket, from: from, to: to, appVersion: appVersion, now: Int64(Date().timeIntervalSince1970 * 1000))
         } catch {
             throw ValidationError("--\(error.parameter.replacingOccurrences(of: "_", with: "-")): \(error.message)")
         }

@@ -50,6 +50,16 @@ struct SeriesCommandTests {
         #expect(text.output.contains("  2025-06-15T15:00Z  3 events · 0 web · network p50 — · p95 — (n=0)"), "\(text.output)")
         #expect(text.output.contains("  2025-06-15T16:00Z  3 events · 1 web · network p50 12.5 ms · p95 12.5 ms (n=1)"), "\(text.output)")
 
+        // --app-version: the batch's version "1" keeps every event; another keeps none.
+        let sameVersion = try await StoreCommandTests.run(["report", "--db", path, "--app", "shop", "--series", "hour", "--json",
+                                                           "--app-version", "1"] + range)
+        let kept = try JSONDecoder().decode(ReportSeries.self, from: Data(sameVersion.output.utf8))
+        #expect(kept.appVersion == "1" && kept.points.map(\.events) == [3, 3])
+        let otherVersion = try await StoreCommandTests.run(["report", "--db", path, "--app", "shop", "--series", "hour", "--json",
+                                                            "--app-version", "2"] + range)
+        let none = try JSONDecoder().decode(ReportSeries.self, from: Data(otherVersion.output.utf8))
+        #expect(none.appVersion == "2" && none.points.isEmpty)
+
         // Every app when none is named: a JSON array.
         let all = try await StoreCommandTests.run(["report", "--db", path, "--series", "day", "--json"] + range)
         #expect(try JSONDecoder().decode([ReportSeries].self, from: Data(all.output.utf8)).map(\.app) == ["shop"])

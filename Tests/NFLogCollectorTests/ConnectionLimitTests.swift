@@ -190,25 +190,31 @@ struct ReadIsolationTests {
             _ = try await collector.store.store(batch, app: "dev", receivedAt: 1_750_000_000_000)
         }
         let client = CollectorClient(collector, key: TestCollector.appKey)
-        let reportStart = ContinuousClock.now
-        async let report = CollectorClient.reader(collector).send("GET", "v1/report")
-        try await Task.sleep(for: .milliseconds(20))
-        var slowest: Duration = .zero
-        var uploads = 0
-        while ContinuousClock.now - reportStart < .seconds(10) {
-            let start = ContinuousClock.now
-            let response = try await client.post(Array(BatchFixtures.batch(events: [BatchFixtures.point()]).utf8), encoding: nil)
-            #expect(response.status == 200)
-            slowest = max(slowest, ContinuousClock.now - start)
-            uploads += 1
-            if uploads >= 5 { break }
+        // Behind the report on one connection, an upload would wait for most of it, every time.
+        // The best of three reports: under a loaded CI machine one upload was once slowed with it.
+        var attempts: [String] = []
+        for _ in 0..<3 {
+            let reportStart = ContinuousClock.now
+            async let report = CollectorClient.reader(collector).send("GET", "v1/report")
+            try await Task.sleep(for: .milliseconds(20))
+            var slowest: Duration = .zero
+            var uploads = 0
+            while ContinuousClock.now - reportStart < .seconds(10) {
+                let start = ContinuousClock.now
+                let response = try await client.post(Array(BatchFixtures.batch(events: [BatchFixtures.point()]).utf8), encoding: nil)
+                #expect(response.status == 200)
+                slowest = max(slowest, ContinuousClock.now - start)
+                uploads += 1
+                if uploads >= 5 { break }
+            }
+            let reportResponse = try await report
+            let reportTime = ContinuousClock.now - reportStart
+            #expect(reportResponse.status == 200)
+            print("reportDoesNotStallIngest: report \(reportTime), slowest of \(uploads) uploads meanwhile \(slowest)")
+            if slowest < reportTime / 3 || reportTime < .milliseconds(150) { attempts = []; break }
+            attempts.append("report \(reportTime), slowest upload \(slowest)")
         }
-        let reportResponse = try await report
-        let reportTime = ContinuousClock.now - reportStart
-        #expect(reportResponse.status == 200)
-        print("reportDoesNotStallIngest: report \(reportTime), slowest of \(uploads) uploads meanwhile \(slowest)")
-        // Behind the report on one connection, an upload would wait for most of it.
-        #expect(slowest < reportTime / 3 || reportTime < .milliseconds(150), "report \(reportTime), slowest upload \(slowest)")
+        #expect(attempts.isEmpty, "\(attempts)")
         await collector.stop()
     }
 }
