@@ -11,11 +11,11 @@ let fuzzTarget: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 let package = Package(
     name: "NFLoggerFuzz",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(name: "NFLogger", path: "..")],
+    dependencies: [.package(name: "NFLogger", path: ".."), .package(name: "NFLogServer", path: "../Server")],
     targets: [
         .executableTarget(
             name: "FuzzBatchDecoder",
-            dependencies: [.product(name: "NFLogCollector", package: "NFLogger")],
+            dependencies: [.product(name: "NFLogCollector", package: "NFLogServer")],
             swiftSettings: fuzzTarget
         ),
         .executableTarget(
@@ -23,11 +23,9 @@ let package = Package(
             dependencies: [.product(name: "NFLogger", package: "NFLogger")],
             swiftSettings: fuzzTarget
         ),
-        // NFLogSupport (where Gzip lives) is not a product of the main package; it is built for
-        // NFLogCollector, and the fuzz target imports it from there.
         .executableTarget(
             name: "FuzzGzip",
-            dependencies: [.product(name: "NFLogCollector", package: "NFLogger")],
+            dependencies: [.product(name: "NFLogSupport", package: "NFLogger")],
             swiftSettings: fuzzTarget
         ),
     ]

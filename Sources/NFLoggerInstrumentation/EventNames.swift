@@ -1,4 +1,4 @@
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// Event names made from text the SDK does not control (a logger's label, a span's operation
 /// name, a metric's label): always valid, so that a library's odd label never costs its events.

@@ -1,5 +1,5 @@
 public import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// One aggregate as the SDK uploaded it: the events of one name, window and series, folded
 /// because a policy's `rules.aggregate` matched them (docs/PROTOCOL.md, "Aggregates").

@@ -1,6 +1,6 @@
 import Foundation
 import NFLoggerTesting
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 import Testing
 @testable import NFLogger
 

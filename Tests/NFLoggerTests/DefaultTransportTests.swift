@@ -1,5 +1,4 @@
 import Foundation
-import NFLogCollector
 import NIOSSL
 import Testing
 @testable import NFLogger
@@ -31,8 +30,12 @@ struct DefaultTransportTests {
         transport.shutdown()
     }
 
-    /// A real self-signed certificate, as `nflog-collector tls-cert` makes.
+    /// A real self-signed certificate for 127.0.0.1, as `nflog-collector tls-cert` makes (made
+    /// once with openssl, valid for a century: only its bytes matter here, nothing connects).
     static func certificate() throws -> String {
-        try SelfSignedCertificate(hosts: ["127.0.0.1"]).certificatePEM
+        guard let url = Bundle.module.url(forResource: "Fixtures/self-signed", withExtension: "pem") else {
+            throw CocoaError(.fileNoSuchFile)
+        }
+        return try String(contentsOf: url, encoding: .utf8)
     }
 }

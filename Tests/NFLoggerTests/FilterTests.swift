@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import NFLoggerTesting
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 import Synchronization
 import Testing
 @testable import NFLogger

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// A seeded generator, so every run checks the same values.
 struct SplitMix64: RandomNumberGenerator {

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 import Synchronization
 import Testing
 @testable import NFLogger

@@ -1,5 +1,5 @@
 import CSQLite
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 @testable import NFLogger
 
 enum ColumnType { case null, integer, text, blob }

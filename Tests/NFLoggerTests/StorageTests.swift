@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import NFLogger
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 @Suite("SQLite point and span tables")
 struct StorageTests {

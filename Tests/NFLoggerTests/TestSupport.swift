@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import NFLogger
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// A fresh directory under the system's temporary directory, removed when the value is released.
 final class TemporaryDirectory: Sendable {

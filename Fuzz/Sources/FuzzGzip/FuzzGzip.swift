@@ -1,4 +1,4 @@
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// The collector inflates gzip request bodies with a limit on the inflated size (gzip bombs).
 /// Here the limit is small so that hitting it is common; the body is also compressed and

@@ -3,17 +3,17 @@
 /// whatever the order (the sum up to floating-point rounding).
 ///
 /// Encoding: `{"count": N, "sum": S, "min": A, "max": B, "sketch": {…}}` (docs/PROTOCOL.md).
-package struct MeasureSummary: Sendable, Equatable, Codable {
-    package private(set) var count: UInt64 = 0
-    package private(set) var sum: Double = 0
-    package private(set) var min: Double = .infinity
-    package private(set) var max: Double = -.infinity
-    package private(set) var sketch = QuantileSketch()
+@_spi(NFLogShared) public struct MeasureSummary: Sendable, Equatable, Codable {
+    @_spi(NFLogShared) public private(set) var count: UInt64 = 0
+    @_spi(NFLogShared) public private(set) var sum: Double = 0
+    @_spi(NFLogShared) public private(set) var min: Double = .infinity
+    @_spi(NFLogShared) public private(set) var max: Double = -.infinity
+    @_spi(NFLogShared) public private(set) var sketch = QuantileSketch()
 
-    package init() {}
+    @_spi(NFLogShared) public init() {}
 
     /// Adds one value; a non-finite one is ignored (parameters never carry them).
-    package mutating func add(_ value: Double) {
+    @_spi(NFLogShared) public mutating func add(_ value: Double) {
         guard value.isFinite else { return }
         count += 1
         sum += value
@@ -22,7 +22,7 @@ package struct MeasureSummary: Sendable, Equatable, Codable {
         sketch.add(value)
     }
 
-    package mutating func merge(_ other: MeasureSummary) {
+    @_spi(NFLogShared) public mutating func merge(_ other: MeasureSummary) {
         guard other.count > 0 else { return }
         count += other.count
         sum += other.sum
@@ -32,16 +32,16 @@ package struct MeasureSummary: Sendable, Equatable, Codable {
     }
 
     /// `nil` when empty.
-    package var mean: Double? { count == 0 ? nil : sum / Double(count) }
+    @_spi(NFLogShared) public var mean: Double? { count == 0 ? nil : sum / Double(count) }
 
     /// The sketch's quantile, clamped to the exact minimum and maximum.
-    package func quantile(_ q: Double) -> Double? {
+    @_spi(NFLogShared) public func quantile(_ q: Double) -> Double? {
         sketch.quantile(q).map { Swift.min(max, Swift.max(min, $0)) }
     }
 
     private enum CodingKeys: String, CodingKey { case count, sum, min, max, sketch }
 
-    package init(from decoder: any Decoder) throws {
+    @_spi(NFLogShared) public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         count = try container.decode(UInt64.self, forKey: .count)
         sum = try container.decode(Double.self, forKey: .sum)
@@ -60,7 +60,7 @@ package struct MeasureSummary: Sendable, Equatable, Codable {
         }
     }
 
-    package func encode(to encoder: any Encoder) throws {
+    @_spi(NFLogShared) public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(count, forKey: .count)
         try container.encode(sum, forKey: .sum)

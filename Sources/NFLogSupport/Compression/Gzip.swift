@@ -1,7 +1,7 @@
 import CZlib
 
 /// Why gzip data could not be produced or read.
-package enum GzipError: Error, Sendable, Equatable, CustomStringConvertible {
+@_spi(NFLogShared) public enum GzipError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The input is not a well-formed gzip member (bad header, corrupt data, truncated, trailing bytes).
     case invalidData(String)
     /// Inflating would produce more than the caller's limit (a gzip bomb, or just too much).
@@ -9,7 +9,7 @@ package enum GzipError: Error, Sendable, Equatable, CustomStringConvertible {
     /// zlib failed in a way that does not depend on the input (out of memory).
     case zlib(code: Int32)
 
-    package var description: String {
+    @_spi(NFLogShared) public var description: String {
         switch self {
         case .invalidData(let reason): "not valid gzip data: \(reason)"
         case .tooLarge(let limit): "gzip data inflates to more than \(limit) bytes"
@@ -19,10 +19,10 @@ package enum GzipError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// gzip (RFC 1952) through the system's zlib.
-package enum Gzip {
+@_spi(NFLogShared) public enum Gzip {
     /// Compresses `input` into one gzip member.
     /// - Parameter level: 0 (store) … 9 (smallest); out-of-range values are clamped.
-    package static func compress(_ input: UnsafeRawBufferPointer, level: Int) throws(GzipError) -> [UInt8] {
+    @_spi(NFLogShared) public static func compress(_ input: UnsafeRawBufferPointer, level: Int) throws(GzipError) -> [UInt8] {
         var stream = z_stream()
         // windowBits 15 + 16 asks zlib for a gzip header and trailer instead of zlib's.
         let rc = deflateInit2_(&stream, Int32(min(max(level, 0), 9)), Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
@@ -45,7 +45,7 @@ package enum Gzip {
         return output
     }
 
-    package static func compress(_ input: [UInt8], level: Int) throws(GzipError) -> [UInt8] {
+    @_spi(NFLogShared) public static func compress(_ input: [UInt8], level: Int) throws(GzipError) -> [UInt8] {
         var result: Result<[UInt8], GzipError> = .success([])
         input.withUnsafeBytes { bytes in
             do throws(GzipError) { result = .success(try compress(bytes, level: level)) } catch { result = .failure(error) }
@@ -55,7 +55,7 @@ package enum Gzip {
 
     /// Inflates one gzip member, refusing to produce more than `maxOutputBytes`: the limit is
     /// enforced while inflating, so a small bomb never gets to allocate its payload.
-    package static func decompress(_ input: UnsafeRawBufferPointer, maxOutputBytes: Int) throws(GzipError) -> [UInt8] {
+    @_spi(NFLogShared) public static func decompress(_ input: UnsafeRawBufferPointer, maxOutputBytes: Int) throws(GzipError) -> [UInt8] {
         guard input.count >= 18 else { throw .invalidData("\(input.count) bytes is shorter than any gzip member") }
         guard input[0] == 0x1F, input[1] == 0x8B else { throw .invalidData("the gzip magic bytes are missing") }
         var stream = z_stream()
@@ -94,7 +94,7 @@ package enum Gzip {
         }
     }
 
-    package static func decompress(_ input: [UInt8], maxOutputBytes: Int) throws(GzipError) -> [UInt8] {
+    @_spi(NFLogShared) public static func decompress(_ input: [UInt8], maxOutputBytes: Int) throws(GzipError) -> [UInt8] {
         var result: Result<[UInt8], GzipError> = .success([])
         input.withUnsafeBytes { bytes in
             do throws(GzipError) { result = .success(try decompress(bytes, maxOutputBytes: maxOutputBytes)) } catch { result = .failure(error) }

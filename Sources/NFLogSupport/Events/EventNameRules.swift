@@ -1,12 +1,12 @@
 /// The rule for event names and types, shared by the SDK (which refuses bad names) and the
 /// collector (which refuses batches carrying them): 1…`maxBytes` bytes of dot-separated parts,
 /// each non-empty and made of ASCII letters, digits, `_` and `-`.
-package enum EventNameRules {
-    package static let maxNameBytes = 256
-    package static let maxTypeBytes = 64
+@_spi(NFLogShared) public enum EventNameRules {
+    @_spi(NFLogShared) public static let maxNameBytes = 256
+    @_spi(NFLogShared) public static let maxTypeBytes = 64
 
     @inline(__always)
-    package static func isPartByte(_ byte: UInt8) -> Bool {
+    @_spi(NFLogShared) public static func isPartByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
              UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
@@ -17,7 +17,7 @@ package enum EventNameRules {
     }
 
     /// What is wrong with `text` as a name, or `nil` if nothing is.
-    package static func problem(in text: String, maxBytes: Int) -> String? {
+    @_spi(NFLogShared) public static func problem(in text: String, maxBytes: Int) -> String? {
         var text = text
         return text.withUTF8 { bytes -> String? in
             if bytes.isEmpty { return "it is empty" }

@@ -1,28 +1,28 @@
-package import Foundation
+public import Foundation
 
 /// Appends compact JSON to a byte buffer: what the SDK writes (parameters, batches) and what the
 /// collector writes (exports, reports) go through the same escaping.
-package struct JSONWriter {
-    package var bytes: [UInt8]
+@_spi(NFLogShared) public struct JSONWriter {
+    @_spi(NFLogShared) public var bytes: [UInt8]
     /// A bound the owner may check (the SDK's parameter limit); the writer itself never refuses.
-    package let maxBytes: Int
+    @_spi(NFLogShared) public let maxBytes: Int
 
-    package init(capacity: Int, maxBytes: Int = .max) {
+    @_spi(NFLogShared) public init(capacity: Int, maxBytes: Int = .max) {
         bytes = []
         bytes.reserveCapacity(capacity)
         self.maxBytes = maxBytes
     }
 
-    package mutating func writeLiteral(_ text: StaticString) {
+    @_spi(NFLogShared) public mutating func writeLiteral(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
-    package mutating func writeNumber(_ text: String) {
+    @_spi(NFLogShared) public mutating func writeNumber(_ text: String) {
         bytes.append(contentsOf: text.utf8)
     }
 
     /// Writes the digits straight into the buffer: no String is allocated per number.
-    package mutating func writeInteger(_ value: Int64) {
+    @_spi(NFLogShared) public mutating func writeInteger(_ value: Int64) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
@@ -38,17 +38,17 @@ package struct JSONWriter {
 
     /// Writes a finite Double as the shortest text that reads back as the same value; JSON has
     /// no NaN or infinity, so those are written as `null`.
-    package mutating func writeDouble(_ value: Double) {
+    @_spi(NFLogShared) public mutating func writeDouble(_ value: Double) {
         if value.isFinite { writeNumber(value.description) } else { writeLiteral("null") }
     }
 
     /// Copies bytes that are already JSON.
-    package mutating func writeRaw(_ raw: some Collection<UInt8>) {
+    @_spi(NFLogShared) public mutating func writeRaw(_ raw: some Collection<UInt8>) {
         bytes.append(contentsOf: raw)
     }
 
     /// Writes `"key":` for keys that are the protocol's own, never input.
-    package mutating func writeKey(_ key: StaticString) {
+    @_spi(NFLogShared) public mutating func writeKey(_ key: StaticString) {
         bytes.append(UInt8(ascii: "\""))
         writeLiteral(key)
         bytes.append(UInt8(ascii: "\""))
@@ -56,7 +56,7 @@ package struct JSONWriter {
     }
 
     /// Writes a UUID as a lowercase JSON string without building an intermediate String.
-    package mutating func writeUUID(_ id: UUID) {
+    @_spi(NFLogShared) public mutating func writeUUID(_ id: UUID) {
         let hex: StaticString = "0123456789abcdef"
         bytes.append(UInt8(ascii: "\""))
         withUnsafeBytes(of: id.uuid) { raw in
@@ -72,7 +72,7 @@ package struct JSONWriter {
     }
 
     /// Writes a JSON string, escaping quotes, backslashes and control characters.
-    package mutating func writeString(_ string: String) {
+    @_spi(NFLogShared) public mutating func writeString(_ string: String) {
         var string = string
         bytes.append(UInt8(ascii: "\""))
         string.withUTF8 { utf8 in

@@ -18,7 +18,7 @@ extension SQLiteConnection {
     /// Only the collector uses it: `ContinuousClock` is above the SDK's floor (this module is
     /// built into apps too), hence the availability.
     @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
-    package func withDeadline<T, E: Error>(_ deadline: ContinuousClock.Instant, checkEvery instructions: Int32 = 1_000,
+    @_spi(NFLogShared) public func withDeadline<T, E: Error>(_ deadline: ContinuousClock.Instant, checkEvery instructions: Int32 = 1_000,
                                           _ body: () throws(E) -> T) throws(E) -> T {
         // SQLite keeps only a raw pointer: a retained box, released once the handler is removed,
         // so the callback can never see it freed.

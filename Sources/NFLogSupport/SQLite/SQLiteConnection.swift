@@ -5,12 +5,12 @@ import CSQLite
 /// Not thread-safe by design: each owner confines its connection to one serial queue (the SDK's
 /// RequestManager, the collector's store), so the connection is opened with `SQLITE_OPEN_NOMUTEX`
 /// and SQLite's own per-call locking is skipped.
-package final class SQLiteConnection {
-    package let handle: OpaquePointer
-    package let path: String
+@_spi(NFLogShared) public final class SQLiteConnection {
+    @_spi(NFLogShared) public let handle: OpaquePointer
+    @_spi(NFLogShared) public let path: String
 
     /// Opens (and creates, if missing) the database at `path`.
-    package init(path: String, busyTimeoutMilliseconds: Int32) throws(SQLiteError) {
+    @_spi(NFLogShared) public init(path: String, busyTimeoutMilliseconds: Int32) throws(SQLiteError) {
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
@@ -31,7 +31,7 @@ package final class SQLiteConnection {
     }
 
     /// Runs one or more statements that return no rows the caller needs.
-    package func execute(_ sql: String) throws(SQLiteError) {
+    @_spi(NFLogShared) public func execute(_ sql: String) throws(SQLiteError) {
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if rc != SQLITE_OK {
@@ -41,7 +41,7 @@ package final class SQLiteConnection {
         }
     }
 
-    package func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+    @_spi(NFLogShared) public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard rc == SQLITE_OK, let statement else {
@@ -54,7 +54,7 @@ package final class SQLiteConnection {
     ///
     /// `IMMEDIATE` takes the write lock up front, so a busy database is reported (after the busy
     /// timeout) before any work is done rather than at commit.
-    package func transaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+    @_spi(NFLogShared) public func transaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -67,30 +67,30 @@ package final class SQLiteConnection {
     }
 
     /// Rolls back an open transaction, if SQLite has not already done so.
-    package func rollbackIfNeeded() {
+    @_spi(NFLogShared) public func rollbackIfNeeded() {
         if sqlite3_get_autocommit(handle) == 0 {
             sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
         }
     }
 
     /// Reads a single integer, such as `PRAGMA user_version` or `SELECT count(*)`.
-    package func scalarInt(_ sql: String) throws(SQLiteError) -> Int64 {
+    @_spi(NFLogShared) public func scalarInt(_ sql: String) throws(SQLiteError) -> Int64 {
         let statement = try prepare(sql)
         guard try statement.step() else { return 0 }
         return statement.int64(at: 0)
     }
 
     /// Reads a single text value, such as `PRAGMA journal_mode`.
-    package func scalarText(_ sql: String) throws(SQLiteError) -> String? {
+    @_spi(NFLogShared) public func scalarText(_ sql: String) throws(SQLiteError) -> String? {
         let statement = try prepare(sql)
         guard try statement.step() else { return nil }
         return statement.text(at: 0)
     }
 
-    package var changes: Int { Int(sqlite3_changes(handle)) }
-    package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    @_spi(NFLogShared) public var changes: Int { Int(sqlite3_changes(handle)) }
+    @_spi(NFLogShared) public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
-    package var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
+    @_spi(NFLogShared) public var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
     func error(_ rc: Int32, _ sql: String?) -> SQLiteError {
         // The extended code is more precise (SQLITE_IOERR_WRITE rather than SQLITE_IOERR).

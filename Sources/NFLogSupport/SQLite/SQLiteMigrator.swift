@@ -1,10 +1,10 @@
 /// A numbered schema change. Never edit one that has shipped: add a new one.
-package struct SQLiteMigration: Sendable {
-    package let version: Int32
-    package let name: String
-    package let sql: String
+@_spi(NFLogShared) public struct SQLiteMigration: Sendable {
+    @_spi(NFLogShared) public let version: Int32
+    @_spi(NFLogShared) public let name: String
+    @_spi(NFLogShared) public let sql: String
 
-    package init(version: Int32, name: String, sql: String) {
+    @_spi(NFLogShared) public init(version: Int32, name: String, sql: String) {
         self.version = version
         self.name = name
         self.sql = sql
@@ -13,11 +13,11 @@ package struct SQLiteMigration: Sendable {
 
 /// Applies ordered migrations, each in its own transaction, recording the last one applied in
 /// `PRAGMA user_version`.
-package enum SQLiteMigrator {
+@_spi(NFLogShared) public enum SQLiteMigrator {
     /// Brings the database up to `target` (default: the last migration).
     /// - Throws: when the database is newer than `migrations` know, or a migration fails (it is
     ///   rolled back and the database keeps its previous version).
-    package static func migrate(_ connection: SQLiteConnection, _ migrations: [SQLiteMigration],
+    @_spi(NFLogShared) public static func migrate(_ connection: SQLiteConnection, _ migrations: [SQLiteMigration],
                                upTo target: Int32? = nil) throws(SQLiteError) {
         let latest = migrations.last?.version ?? 0
         let target = target ?? latest
@@ -42,7 +42,7 @@ extension SQLiteConnection {
     /// `synchronous=NORMAL` (the default here) commits survive a crash of the process and cost no
     /// fsync; with `durableCommits`, `synchronous=FULL`: each commit is fsynced before it returns,
     /// so it survives a power cut or an OS crash too.
-    package func enableWriteAheadLog(durableCommits: Bool = false) throws(SQLiteError) {
+    @_spi(NFLogShared) public func enableWriteAheadLog(durableCommits: Bool = false) throws(SQLiteError) {
         let journal = try scalarText("PRAGMA journal_mode = WAL")
         guard journal?.lowercased() == "wal" else {
             throw SQLiteError(code: 1, message: "SQLite refused WAL journaling (journal_mode is \(journal ?? "unknown"))")

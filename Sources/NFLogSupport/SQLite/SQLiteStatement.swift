@@ -6,9 +6,9 @@ private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.sel
 /// A prepared statement, reused across executions: bind, step, reset.
 ///
 /// Confined, like its connection, to its owner's serial queue.
-package final class SQLiteStatement {
-    package let handle: OpaquePointer
-    package let sql: String
+@_spi(NFLogShared) public final class SQLiteStatement {
+    @_spi(NFLogShared) public let handle: OpaquePointer
+    @_spi(NFLogShared) public let sql: String
     private unowned let connection: SQLiteConnection
 
     init(handle: OpaquePointer, sql: String, connection: SQLiteConnection) {
@@ -24,17 +24,17 @@ package final class SQLiteStatement {
     // Every bind checks SQLite's answer: a value SQLite refuses (SQLITE_TOOBIG, SQLITE_RANGE)
     // must fail the write, not silently store NULL.
 
-    package func bind(_ value: Int64, at index: Int32) throws(SQLiteError) {
+    @_spi(NFLogShared) public func bind(_ value: Int64, at index: Int32) throws(SQLiteError) {
         try check(sqlite3_bind_int64(handle, index, value))
     }
 
-    package func bind(_ value: String, at index: Int32) throws(SQLiteError) {
+    @_spi(NFLogShared) public func bind(_ value: String, at index: Int32) throws(SQLiteError) {
         var value = value
         try check(value.withUTF8 { bindText(UnsafeRawBufferPointer($0), at: index) })
     }
 
     /// Binds UTF-8 bytes as TEXT (JSON is stored as text so SQL's JSON functions can read it).
-    package func bindText(_ bytes: [UInt8]?, at index: Int32) throws(SQLiteError) {
+    @_spi(NFLogShared) public func bindText(_ bytes: [UInt8]?, at index: Int32) throws(SQLiteError) {
         guard let bytes else { return try bindNull(at: index) }
         try check(bytes.withUnsafeBytes { bindText($0, at: index) })
     }
@@ -47,23 +47,23 @@ package final class SQLiteStatement {
         return sqlite3_bind_text(handle, index, base?.assumingMemoryBound(to: CChar.self), length, SQLITE_TRANSIENT)
     }
 
-    package func bind(_ value: Double, at index: Int32) throws(SQLiteError) {
+    @_spi(NFLogShared) public func bind(_ value: Double, at index: Int32) throws(SQLiteError) {
         try check(sqlite3_bind_double(handle, index, value))
     }
 
-    package func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws(SQLiteError) {
+    @_spi(NFLogShared) public func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws(SQLiteError) {
         guard let length = Int32(exactly: bytes.count) else { return try check(SQLITE_TOOBIG) }
         try check(sqlite3_bind_blob(handle, index, bytes.baseAddress, length, SQLITE_TRANSIENT))
     }
 
     /// Binds bytes as a BLOB; `nil` binds NULL.
-    package func bindBlob(_ bytes: [UInt8]?, at index: Int32) throws(SQLiteError) {
+    @_spi(NFLogShared) public func bindBlob(_ bytes: [UInt8]?, at index: Int32) throws(SQLiteError) {
         guard let bytes else { return try bindNull(at: index) }
         guard let length = Int32(exactly: bytes.count) else { return try check(SQLITE_TOOBIG) }
         try check(bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, length, SQLITE_TRANSIENT) })
     }
 
-    package func bindNull(at index: Int32) throws(SQLiteError) {
+    @_spi(NFLogShared) public func bindNull(at index: Int32) throws(SQLiteError) {
         try check(sqlite3_bind_null(handle, index))
     }
 
@@ -76,7 +76,7 @@ package final class SQLiteStatement {
     // MARK: Execution
 
     /// Advances the statement. Returns `true` while there is a row to read.
-    package func step() throws(SQLiteError) -> Bool {
+    @_spi(NFLogShared) public func step() throws(SQLiteError) -> Bool {
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -89,13 +89,13 @@ package final class SQLiteStatement {
     }
 
     /// Runs a statement that returns no rows, then resets it for the next use.
-    package func run() throws(SQLiteError) {
+    @_spi(NFLogShared) public func run() throws(SQLiteError) {
         defer { reset() }
         _ = try step()
     }
 
     /// Steps through every row, collecting them, then resets the statement.
-    package func collect<T>(_ row: (SQLiteStatement) -> T) throws(SQLiteError) -> [T] {
+    @_spi(NFLogShared) public func collect<T>(_ row: (SQLiteStatement) -> T) throws(SQLiteError) -> [T] {
         defer { reset() }
         var rows: [T] = []
         while try step() { rows.append(row(self)) }
@@ -103,7 +103,7 @@ package final class SQLiteStatement {
     }
 
     /// Resets the statement and clears its bindings so no value leaks into the next use.
-    package func reset() {
+    @_spi(NFLogShared) public func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
@@ -111,27 +111,27 @@ package final class SQLiteStatement {
     // MARK: Reading columns (indexes start at 0, as in SQLite)
 
     /// Rows changed by the last run of a statement on this connection.
-    package var changes: Int { connection.changes }
+    @_spi(NFLogShared) public var changes: Int { connection.changes }
 
-    package func int64(at column: Int32) -> Int64 {
+    @_spi(NFLogShared) public func int64(at column: Int32) -> Int64 {
         sqlite3_column_int64(handle, column)
     }
 
-    package func double(at column: Int32) -> Double {
+    @_spi(NFLogShared) public func double(at column: Int32) -> Double {
         sqlite3_column_double(handle, column)
     }
 
-    package func isNull(at column: Int32) -> Bool {
+    @_spi(NFLogShared) public func isNull(at column: Int32) -> Bool {
         sqlite3_column_type(handle, column) == SQLITE_NULL
     }
 
-    package func text(at column: Int32) -> String? {
+    @_spi(NFLogShared) public func text(at column: Int32) -> String? {
         guard let pointer = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
-    package func blob(at column: Int32) -> [UInt8]? {
+    @_spi(NFLogShared) public func blob(at column: Int32) -> [UInt8]? {
         guard let pointer = sqlite3_column_blob(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))

@@ -23,26 +23,26 @@ import Foundation
 /// `{"relative_accuracy": 0.01, "zero_count": Z, "positive": {"offset": K, "counts": [c0, c1, …]},
 /// "negative": {…}}`, where `counts[j]` is the number of values in bucket `K + j`. Decoding
 /// refuses another accuracy, more than ``maxBuckets`` counts a store, and indices beyond ±40,000.
-package struct QuantileSketch: Sendable, Equatable, Codable {
+@_spi(NFLogShared) public struct QuantileSketch: Sendable, Equatable, Codable {
     /// The relative accuracy: 1%.
-    package static let relativeAccuracy = 0.01
-    package static let gamma = (1 + relativeAccuracy) / (1 - relativeAccuracy)
+    @_spi(NFLogShared) public static let relativeAccuracy = 0.01
+    @_spi(NFLogShared) public static let gamma = (1 + relativeAccuracy) / (1 - relativeAccuracy)
     private static let logGamma = log(gamma)
     /// Smaller magnitudes count as zero (below any latency or measurement the SDK carries).
-    package static let minIndexable = 1e-9
-    package static let maxBuckets = 2_048
+    @_spi(NFLogShared) public static let minIndexable = 1e-9
+    @_spi(NFLogShared) public static let maxBuckets = 2_048
 
-    package private(set) var positive = BucketStore()
-    package private(set) var negative = BucketStore()
-    package private(set) var zeroCount: UInt64 = 0
+    @_spi(NFLogShared) public private(set) var positive = BucketStore()
+    @_spi(NFLogShared) public private(set) var negative = BucketStore()
+    @_spi(NFLogShared) public private(set) var zeroCount: UInt64 = 0
 
-    package init() {}
+    @_spi(NFLogShared) public init() {}
 
     private enum CodingKeys: String, CodingKey {
         case relativeAccuracy = "relative_accuracy", zeroCount = "zero_count", positive, negative
     }
 
-    package init(from decoder: any Decoder) throws {
+    @_spi(NFLogShared) public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let accuracy = try container.decode(Double.self, forKey: .relativeAccuracy)
         guard accuracy == Self.relativeAccuracy else {
@@ -61,7 +61,7 @@ package struct QuantileSketch: Sendable, Equatable, Codable {
         }
     }
 
-    package func encode(to encoder: any Encoder) throws {
+    @_spi(NFLogShared) public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(Self.relativeAccuracy, forKey: .relativeAccuracy)
         try container.encode(zeroCount, forKey: .zeroCount)
@@ -69,10 +69,10 @@ package struct QuantileSketch: Sendable, Equatable, Codable {
         try container.encode(negative, forKey: .negative)
     }
 
-    package var count: UInt64 { positive.total + negative.total + zeroCount }
+    @_spi(NFLogShared) public var count: UInt64 { positive.total + negative.total + zeroCount }
 
     /// Adds one value. Not finite: ignored (the caller has refused it already).
-    package mutating func add(_ value: Double) {
+    @_spi(NFLogShared) public mutating func add(_ value: Double) {
         guard value.isFinite else { return }
         if abs(value) < Self.minIndexable {
             zeroCount += 1
@@ -85,7 +85,7 @@ package struct QuantileSketch: Sendable, Equatable, Codable {
 
     /// Adds every count of `other`: the result is the sketch of both sets of values, whatever
     /// the order they were added or merged in.
-    package mutating func merge(_ other: QuantileSketch) {
+    @_spi(NFLogShared) public mutating func merge(_ other: QuantileSketch) {
         positive.merge(other.positive)
         negative.merge(other.negative)
         zeroCount += other.zeroCount
@@ -93,7 +93,7 @@ package struct QuantileSketch: Sendable, Equatable, Codable {
 
     /// The value at quantile `q` (0…1): within ``relativeAccuracy`` of the exact value of rank
     /// `floor(q × (count − 1))` in the sorted values. `nil` when empty.
-    package func quantile(_ q: Double) -> Double? {
+    @_spi(NFLogShared) public func quantile(_ q: Double) -> Double? {
         let total = count
         guard total > 0, q.isFinite else { return nil }
         let rank = UInt64((min(1, max(0, q)) * Double(total - 1)).rounded(.down))
@@ -122,18 +122,18 @@ package struct QuantileSketch: Sendable, Equatable, Codable {
 
     /// Counts by bucket index over a contiguous range: `counts[k]` is bucket `offset + k`. When
     /// the range would pass ``QuantileSketch/maxBuckets``, the lowest buckets fold into one.
-    package struct BucketStore: Sendable, Equatable, Codable {
-        package private(set) var offset = 0
-        package private(set) var counts: [UInt64] = []
+    @_spi(NFLogShared) public struct BucketStore: Sendable, Equatable, Codable {
+        @_spi(NFLogShared) public private(set) var offset = 0
+        @_spi(NFLogShared) public private(set) var counts: [UInt64] = []
         /// Bucket indices a decoded store may use: every finite Double's bucket is within ±35,500
         /// (and 10⁻⁹'s is −1,036), so a merge of decoded stores never spans more than this.
-        package static let maxIndex = 40_000
+        @_spi(NFLogShared) public static let maxIndex = 40_000
 
         init() {}
 
         private enum CodingKeys: String, CodingKey { case offset, counts }
 
-        package init(from decoder: any Decoder) throws {
+        @_spi(NFLogShared) public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             let offset = try container.decode(Int.self, forKey: .offset)
             let counts = try container.decode([UInt64].self, forKey: .counts)
@@ -164,7 +164,7 @@ package struct QuantileSketch: Sendable, Equatable, Codable {
             }
         }
 
-        package var total: UInt64 { counts.reduce(0, +) }
+        @_spi(NFLogShared) public var total: UInt64 { counts.reduce(0, +) }
 
         mutating func add(_ index: Int, count: UInt64 = 1) {
             guard count > 0 else { return }

@@ -1,7 +1,7 @@
 /// Hex digits: key hashes in keys files, ETags, encryption keys, UUIDs.
-package enum Hex {
+@_spi(NFLogShared) public enum Hex {
     /// Lowercase hex.
-    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    @_spi(NFLogShared) public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         for byte in bytes {
@@ -12,7 +12,7 @@ package enum Hex {
     }
 
     /// Exactly `byteCount` bytes written as hex digits (either case), or `nil`.
-    package static func decode(_ text: String, byteCount: Int) -> [UInt8]? {
+    @_spi(NFLogShared) public static func decode(_ text: String, byteCount: Int) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count == 2 * byteCount else { return nil }
         var bytes: [UInt8] = []

@@ -1,11 +1,11 @@
-package import Foundation
+public import Foundation
 
 extension UUID {
     /// Parses the canonical 36-character form (8-4-4-4-12 hex digits, either case).
     ///
     /// Foundation's `UUID(uuidString:)` goes through `sscanf` on Linux, which showed up as a tenth
     /// of the collector's time; this is a plain loop.
-    package init?(canonical text: String) {
+    @_spi(NFLogShared) public init?(canonical text: String) {
         var text = text
         let parsed: uuid_t? = text.withUTF8 { bytes -> uuid_t? in
             guard bytes.count == 36 else { return nil }

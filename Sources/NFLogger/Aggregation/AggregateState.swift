@@ -1,4 +1,4 @@
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// What an aggregate has folded so far, stored (as JSON, sealed when encrypted) in its row after
 /// every write that touched it, and sent as it is: its keys are the wire record's `count`,

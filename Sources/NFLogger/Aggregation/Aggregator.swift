@@ -1,5 +1,5 @@
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// Folds events into aggregates inside the writer's transaction, and closes aggregates when
 /// their windows end (or early, at a flush, a suspend or a close).

@@ -1,5 +1,5 @@
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// One event on its way into an aggregate: what a rule keeps of it (its numeric parameters and
 /// its dimension values), extracted on the RequestManager's queue in place of encoding its

@@ -1,4 +1,4 @@
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// A pattern over dot-separated event names, with fluentd's semantics.
 ///

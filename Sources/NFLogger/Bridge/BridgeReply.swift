@@ -1,5 +1,5 @@
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// A reply to a page (docs/BRIDGE.md), written as JSON.
 struct BridgeReply: Sendable {

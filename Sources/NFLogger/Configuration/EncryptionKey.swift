@@ -1,6 +1,6 @@
 import Crypto
 public import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// A 256-bit AES key for encrypting event parameters at rest (``Configuration/encryptionKey``).
 ///

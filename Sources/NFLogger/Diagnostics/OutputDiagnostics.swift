@@ -1,4 +1,4 @@
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// One output's figures in ``Diagnostics/outputs``.
 public struct OutputDiagnostics: Sendable, Equatable, CustomStringConvertible {

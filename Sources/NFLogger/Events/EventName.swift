@@ -1,4 +1,4 @@
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// The naming rules (``EventNameRules``), applied on the caller's thread with the SDK's errors.
 enum EventName {

@@ -1,4 +1,4 @@
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// Gathers one flush's results from several durable outputs and reports once, when the last
 /// has answered: the collector's figures (or, without a collector, the first output's), its

@@ -1,4 +1,4 @@
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// Checks event parameters and encodes them as a JSON object, on the RequestManager's queue:
 /// the caller's thread only hands the typed dictionary over (no casts, no JSON).

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// Keeps the policy current: asks the collector on start and every refresh interval (with
 /// `If-None-Match`), checks what comes back (signature, size, schema, expiry), applies it

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// Checks the detached Ed25519 signature a collector sends with a policy (`X-NFLog-Signature`,
 /// base64 of the 64-byte signature over the exact body bytes).

@@ -1,4 +1,4 @@
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// Decides when the Pruner runs and keeps its totals: a cheap check of rows and bytes after each
 /// write, a full pass (age, timed-out spans) on the maintenance timer, space given back to the

@@ -1,5 +1,5 @@
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// The rolling database: keeps the event tables within a row count, a byte size (database plus
 /// write-ahead log) and an age, dropping the oldest events first (lowest priority first when the

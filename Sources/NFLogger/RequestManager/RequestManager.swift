@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// The mediator between the facade and storage: the only path to the database.
 ///

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// Seals event parameters with AES-256-GCM before they reach SQLite, and opens them to build an
 /// upload. Each sealed value is bound (as authenticated data) to its event's id and to the column

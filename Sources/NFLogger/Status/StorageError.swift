@@ -1,4 +1,4 @@
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// A failure of the SDK's on-device storage: a named ``reason`` to act on, and a
 /// ``description`` with SQLite's detail (result code, message, the statement) for a report.

@@ -1,5 +1,5 @@
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// `aggregate_events`: one row per aggregate (a name, a window, a series), opened by the first
 /// event folded into it, rewritten by every write that folds more, and uploaded like an event

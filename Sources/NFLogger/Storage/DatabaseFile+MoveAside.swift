@@ -1,5 +1,5 @@
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// A file that cannot be used (damaged, or sealed with another key) is moved aside, never
 /// deleted: its events may still be recovered, by hand or with the right key.

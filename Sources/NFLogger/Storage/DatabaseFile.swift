@@ -1,5 +1,5 @@
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// The database file, and how a connection to it is made ready: its directory, the write-ahead
 /// log and its limits, an integrity check, the numbered migrations, and the match with the

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// The one owner of the SQLite connection: opens the ``DatabaseFile`` when it is needed (moving
 /// it aside when it is damaged or sealed with another key), runs every use of it in one

@@ -1,4 +1,4 @@
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// The `deliveries` table's own statements: what each durable output other than the collector
 /// is owed, and the `outputs` that number them. The ``OutputLane``s queue and settle through it;

@@ -1,5 +1,5 @@
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// What the collector should hear about the device itself, waiting for the next batch to carry
 /// it: prune counts by event name (`pruned_counts`) and notes (`device_notes`): database resets,

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// Events set aside on the device (`quarantined_events`), each with its reason: a single event the
 /// collector refused for good, so it never blocks the events behind it, and an event whose stored

@@ -1,5 +1,5 @@
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// The two kinds of event an app logs, each with its own table.
 enum EventKind: String, Sendable {

@@ -1,5 +1,5 @@
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// The storage of one kind of record. ``EventTableFactory`` hands out the right one for a kind.
 ///

@@ -1,4 +1,4 @@
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 /// Hands out the table for an event's kind, with its statements prepared once per connection.
 final class EventTableFactory {
     let points: PointEventTable

@@ -1,5 +1,5 @@
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// Writes batches of ``StorageRequest``s, one transaction a batch: events into their tables,
 /// span ends onto their starts, sessions suspended and resumed. It remembers the row ids of the

@@ -1,5 +1,5 @@
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

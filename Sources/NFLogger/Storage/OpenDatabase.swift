@@ -1,5 +1,5 @@
 import Logging
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// Everything that exists only while the database is open: the connection and what is prepared
 /// on it. Only the DatabaseManager holds one, and lends it during its entry points, so it is

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// Forms one durable output's batches from the event tables (through its ``OutputLane``s) and
 /// settles them: delivered (done for this output), split (release the rows), or refused

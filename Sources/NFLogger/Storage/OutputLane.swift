@@ -1,4 +1,4 @@
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// One durable output's queue over one event table: which rows are ready for it, which are in
 /// its batches, and what settling a batch does.

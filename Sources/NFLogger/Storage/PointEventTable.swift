@@ -1,4 +1,4 @@
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 /// `point_events`: one row per point event.
 final class PointEventTable: EventTable {
     let kind = RecordKind.point

@@ -1,4 +1,4 @@
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 /// The database schema, as an ordered list of migrations. A database records the last one applied
 /// in `PRAGMA user_version`; opening it applies the rest, each in its own transaction.
 /// Never edit a migration that has shipped: add a new one.

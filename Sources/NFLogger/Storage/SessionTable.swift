@@ -1,5 +1,5 @@
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// `sessions` and `contexts`: every event row points at its session, and every session at the
 /// standard properties it was logged under, so those are stored once rather than per event.

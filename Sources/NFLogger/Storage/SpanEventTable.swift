@@ -1,5 +1,5 @@
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// `span_events`: one row per span, written when the span starts (so a crash leaves evidence)
 /// and completed when it ends.

@@ -1,4 +1,4 @@
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// The collector's `Retry-After`, kept in the database (`upload_hold`) so that a process started
 /// (or restarted after a crash) before it ends does not send either.

@@ -1,5 +1,5 @@
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// Writes the wire format of docs/PROTOCOL.md: one event at a time (so a batch can stop at its
 /// byte bound), then the envelope around them.

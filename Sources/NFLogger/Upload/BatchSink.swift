@@ -1,5 +1,5 @@
 import Foundation
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// Where one ``Uploader``'s batches go: a collector over HTTP, or an app's ``DurableOutput``.
 /// A sink answers in the collector's terms (a ``TransportResponse``, read by ``UploadVerdict``),

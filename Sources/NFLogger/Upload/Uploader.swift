@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
-import NFLogSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// Sends the stored events to one durable output (the collector, or another: its ``BatchSink``),
 /// a few batches at a time

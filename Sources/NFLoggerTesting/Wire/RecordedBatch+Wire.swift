@@ -2,7 +2,7 @@ import Foundation
 
 extension RecordedContext {
     /// A batch's `context`, with its `sdk`; or an export line's `context`, which holds both.
-    package init(wire: WireObject, sdkName: String, sdkVersion: String) throws(WireFormatError) {
+    @_spi(NFLogShared) public init(wire: WireObject, sdkName: String, sdkVersion: String) throws(WireFormatError) {
         self.sdkName = sdkName
         self.sdkVersion = sdkVersion
         appID = try wire.string("app_id")

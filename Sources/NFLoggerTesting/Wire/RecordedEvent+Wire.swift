@@ -4,7 +4,7 @@ import NFLogger
 extension RecordedEvent {
     /// An event object of a batch, or a line of the collector's export (which carries the same
     /// fields, and a few more).
-    package init(wire: WireObject) throws(WireFormatError) {
+    @_spi(NFLogShared) public init(wire: WireObject) throws(WireFormatError) {
         id = try wire.uuid("uuid")
         sessionID = try wire.uuid("session")
         name = try wire.string("name")

@@ -1,12 +1,12 @@
-package import Foundation
-package import NFLogger
+public import Foundation
+public import NFLogger
 
 /// A JSON object of the wire format, read field by field; each failure names the field's path
 /// (`events[3].uuid`), as the collector's error bodies do.
-package struct WireObject {
+@_spi(NFLogShared) public struct WireObject {
     private let members: [String: Any]
     /// Where the object sits in its document; empty for the root.
-    package let path: String
+    @_spi(NFLogShared) public let path: String
 
     private init(members: [String: Any], path: String) {
         self.members = members
@@ -14,7 +14,7 @@ package struct WireObject {
     }
 
     /// Parses a whole document whose root must be an object.
-    package init(json: [UInt8]) throws(WireFormatError) {
+    @_spi(NFLogShared) public init(json: [UInt8]) throws(WireFormatError) {
         let root: Any
         do { root = try JSONSerialization.jsonObject(with: Data(json)) } catch {
             throw WireFormatError(path: nil, "malformed JSON: \((error as NSError).localizedDescription)")
@@ -23,15 +23,15 @@ package struct WireObject {
         self.init(members: members, path: "")
     }
 
-    package func path(of key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+    @_spi(NFLogShared) public func path(of key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
     /// The names of its members.
-    package var keys: Dictionary<String, Any>.Keys { members.keys }
+    @_spi(NFLogShared) public var keys: Dictionary<String, Any>.Keys { members.keys }
 
-    package func contains(_ key: String) -> Bool { members[key] != nil }
+    @_spi(NFLogShared) public func contains(_ key: String) -> Bool { members[key] != nil }
 
     /// A member object's JSON text, to decode with a `Decodable` type of its own.
-    package func json(_ key: String) throws(WireFormatError) -> Data {
+    @_spi(NFLogShared) public func json(_ key: String) throws(WireFormatError) -> Data {
         guard let value = members[key] as? [String: Any] else { throw WireFormatError(path: path(of: key), "must be an object") }
         do { return try JSONSerialization.data(withJSONObject: value) } catch {
             throw WireFormatError(path: path(of: key), "cannot be read back: \(error)")
@@ -54,34 +54,34 @@ package struct WireObject {
         return parameters.mapValues { $0.logValue }
     }
 
-    package func string(_ key: String) throws(WireFormatError) -> String {
+    @_spi(NFLogShared) public func string(_ key: String) throws(WireFormatError) -> String {
         guard case .string(let string) = try required(key) else { throw WireFormatError(path: path(of: key), "must be a string") }
         return string
     }
 
-    package func uuid(_ key: String) throws(WireFormatError) -> UUID {
+    @_spi(NFLogShared) public func uuid(_ key: String) throws(WireFormatError) -> UUID {
         guard let uuid = UUID(uuidString: try string(key)) else { throw WireFormatError(path: path(of: key), "must be a UUID") }
         return uuid
     }
 
-    package func integer(_ key: String) throws(WireFormatError) -> Int64 {
+    @_spi(NFLogShared) public func integer(_ key: String) throws(WireFormatError) -> Int64 {
         guard case .integer(let integer) = try required(key) else { throw WireFormatError(path: path(of: key), "must be an integer") }
         return integer
     }
 
     /// Unix milliseconds, as every time of the wire format is written.
-    package func date(_ key: String) throws(WireFormatError) -> Date {
+    @_spi(NFLogShared) public func date(_ key: String) throws(WireFormatError) -> Date {
         let milliseconds = try integer(key)
         guard milliseconds >= 0 else { throw WireFormatError(path: path(of: key), "must not be negative") }
         return Date(timeIntervalSince1970: Double(milliseconds) / 1_000)
     }
 
-    package func optionalDate(_ key: String) throws(WireFormatError) -> Date? {
+    @_spi(NFLogShared) public func optionalDate(_ key: String) throws(WireFormatError) -> Date? {
         contains(key) ? try date(key) : nil
     }
 
     /// An integer or a fraction.
-    package func number(_ key: String) throws(WireFormatError) -> Double {
+    @_spi(NFLogShared) public func number(_ key: String) throws(WireFormatError) -> Double {
         switch try required(key) {
         case .integer(let integer): return Double(integer)
         case .double(let double): return double
@@ -89,30 +89,30 @@ package struct WireObject {
         }
     }
 
-    package func optionalBool(_ key: String) throws(WireFormatError) -> Bool? {
+    @_spi(NFLogShared) public func optionalBool(_ key: String) throws(WireFormatError) -> Bool? {
         guard contains(key) else { return nil }
         guard case .bool(let bool) = try required(key) else { throw WireFormatError(path: path(of: key), "must be true or false") }
         return bool
     }
 
-    package func object(_ key: String) throws(WireFormatError) -> WireObject {
+    @_spi(NFLogShared) public func object(_ key: String) throws(WireFormatError) -> WireObject {
         guard let value = members[key] else { throw WireFormatError(path: path(of: key), "is missing") }
         guard let object = value as? [String: Any] else { throw WireFormatError(path: path(of: key), "must be an object") }
         return WireObject(members: object, path: path(of: key))
     }
 
-    package func optionalObject(_ key: String) throws(WireFormatError) -> WireObject? {
+    @_spi(NFLogShared) public func optionalObject(_ key: String) throws(WireFormatError) -> WireObject? {
         contains(key) ? try object(key) : nil
     }
 
     /// The members of an optional object, as the SDK reads parameters; empty when it is absent.
-    package func parameters(_ key: String) throws(WireFormatError) -> [String: LogValue] {
+    @_spi(NFLogShared) public func parameters(_ key: String) throws(WireFormatError) -> [String: LogValue] {
         guard let object = try optionalObject(key) else { return [:] }
         return try Self.logValues(object.members, path: object.path)
     }
 
     /// Each element of an array of objects.
-    package func objects(_ key: String) throws(WireFormatError) -> [WireObject] {
+    @_spi(NFLogShared) public func objects(_ key: String) throws(WireFormatError) -> [WireObject] {
         guard let value = members[key] else { throw WireFormatError(path: path(of: key), "is missing") }
         guard let elements = value as? [Any] else { throw WireFormatError(path: path(of: key), "must be an array") }
         var objects: [WireObject] = []

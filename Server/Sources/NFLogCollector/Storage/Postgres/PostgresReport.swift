@@ -1,0 +1,301 @@
+import Foundation
+import Logging
+@_spi(NFLogShared) import NFLogSupport
+import PostgresNIO
+
+/// ``PostgresEventStore``'s report: the same figures as ``SQLiteEventStore``'s for the same stored
+/// batches, computed in PostgreSQL.
+///
+/// Memory does not grow with the events: counts are SQL aggregates, and each duration summary is
+/// one row per group, its percentiles picked by `percentile_disc`, whose rank ⌈p × n⌉ is the
+/// nearest rank of ``Percentiles`` (the SQLite report's definition; `percentile_cont` would
+/// interpolate), and its mean an `avg` fed in ascending order, the order in which
+/// ``SortedDurations`` sums, so both stores give the same numbers to the last bit. PostgreSQL
+/// sorts past `work_mem` on disk. Names are ordered with the "C" collation (bytes), as SQLite
+/// orders text, so the ties at the 1,000-name caps fall the same way.
+///
+/// Aggregates are merged in Swift from their stored sketches, as on SQLite
+/// (``AggregateAnalysis/Merged``): the rows stream in name order, one name's at a time held, for
+/// at most 1,000 names.
+enum PostgresReport {
+    /// The four columns of a duration summary of `value` over a group: count, p50, p95, mean.
+    static func summaryColumns(_ value: String) -> String {
+        """
+        count(*), percentile_disc(0.5) WITHIN GROUP (ORDER BY \(value)),
+        percentile_disc(0.95) WITHIN GROUP (ORDER BY \(value)), avg(\(value) ORDER BY \(value))
+        """
+    }
+
+    typealias SummaryRow = (Int64, Double?, Double?, Double?)
+
+    static func summary(_ row: SummaryRow) -> DurationSummary {
+        guard row.0 > 0 else { return DurationSummary(count: 0, p50Milliseconds: nil, p95Milliseconds: nil, meanMilliseconds: nil) }
+        return DurationSummary(count: Int(row.0), p50Milliseconds: row.1, p95Milliseconds: row.2, meanMilliseconds: row.3)
+    }
+
+    /// Runs inside the caller's transaction, which it makes a read-only snapshot (its first
+    /// statement), so every count and summary sees the same rows. A filter's time range and app
+    /// version add their conditions to every query (``PostgresQuery/StringInterpolation``'s
+    /// `selecting:`), as on SQLite.
+    static func analyse(_ c: PostgresConnection, app: String, stats: CollectorStats, filter: ReportFilter,
+                        logger: Logger) async throws -> AnalyticsReport {
+        try await c.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+
+        // Every event kept, from the app's totals (read in this snapshot), as on SQLite; the
+        // PostgreSQL store counts no expired events (retention drops whole days). With a filter,
+        // the matching events.
+        let (matching, versions) = try await versionCounts(c, app: app, filter: filter, logger: logger)
+        var eventCount = matching?.events ?? 0
+        if matching == nil {
+            for try await events in try await c.query("SELECT coalesce(max(events - events_expired), 0) FROM totals WHERE app = \(app)",
+                                                      logger: logger).decode(Int64.self) {
+                eventCount = Int(events)
+            }
+        }
+        var spans = 0
+        var abandonedSpans = 0
+        for try await (count, abandoned) in try await c.query("""
+            SELECT count(*), count(*) FILTER (WHERE abandoned) FROM events
+            WHERE app = \(app) AND kind = 'span'\(selecting: filter, app: app)
+            """, logger: logger).decode((Int64, Int64).self) {
+            spans = Int(count)
+            abandonedSpans = Int(abandoned)
+        }
+
+        // Use cases: the most started first, ties by name (bytes); `count(*) OVER ()` counts
+        // every name, listed or not.
+        var listed: [String: (started: Int, abandoned: Int)] = [:]
+        var useCaseNames = 0
+        for try await (name, started, abandoned, names) in try await c.query("""
+            SELECT name, count(*) AS started, count(*) FILTER (WHERE given_up), count(*) OVER ()
+            FROM events WHERE app = \(app) AND kind = 'span' AND type = 'usecase'\(selecting: filter, app: app)
+            GROUP BY name ORDER BY started DESC, name COLLATE "C" LIMIT \(Int64(SQLiteEventStore.maxUseCases))
+            """, logger: logger).decode((String, Int64, Int64, Int64).self) {
+            listed[name] = (Int(started), Int(abandoned))
+            useCaseNames = Int(names)
+        }
+        let listedNames = listed.keys.sorted()
+        var durations: [String: DurationSummary] = [:]
+        var splits: [String: ServerSplit] = [:]
+        var funnels: [String: FunnelAnalysis.Funnel] = [:]
+        if !listedNames.isEmpty {
+            for try await row in try await c.query("""
+                SELECT name, \(unescaped: summaryColumns("duration_ms"))
+                FROM events WHERE app = \(app) AND kind = 'span' AND type = 'usecase' AND NOT given_up
+                    AND name = ANY(\(listedNames)::text[])\(selecting: filter, app: app)
+                GROUP BY name
+                """, logger: logger).decode((String, Int64, Double?, Double?, Double?).self) {
+                durations[row.0] = summary((row.1, row.2, row.3, row.4))
+            }
+            splits = try await serverSplits(c, app: app, names: listedNames, filter: filter, logger: logger)
+            funnels = try await self.funnels(c, app: app, names: listedNames, filter: filter, logger: logger)
+        }
+        var useCases: [String: AnalyticsReport.UseCase] = [:]
+        for (name, entry) in listed {
+            useCases[name] = AnalyticsReport.UseCase(started: entry.started, abandoned: entry.abandoned,
+                                                     duration: durations[name] ?? DurationSummary([]),
+                                                     server: splits[name], funnel: funnels[name])
+        }
+
+        var network = DurationSummary([])
+        for try await row in try await c.query("""
+            SELECT \(unescaped: summaryColumns("duration_ms"))
+            FROM events WHERE app = \(app) AND kind = 'span' AND type = 'network' AND NOT abandoned\(selecting: filter, app: app)
+            """, logger: logger).decode(SummaryRow.self) {
+            network = summary(row)
+        }
+
+        // A session lasts from its start to its last suspension; one never suspended, or
+        // suspended before it started (a device's clock), is left out. A filter selects sessions
+        // by their start.
+        var sessions = DurationSummary([])
+        for try await row in try await c.query("""
+            SELECT \(unescaped: summaryColumns("d")) FROM (
+                SELECT (ended_ms - started_ms)::float8 AS d FROM sessions
+                WHERE app = \(app) AND ended_ms IS NOT NULL AND ended_ms - started_ms >= 0\(selecting: filter, app: app, time: "started_ms")
+            ) AS s
+            """, logger: logger).decode(SummaryRow.self) {
+            sessions = summary(row)
+        }
+
+        var webEvents = 0
+        var webOrigins = 0
+        for try await (events, origins) in try await c.query("""
+            SELECT count(*), count(DISTINCT origin) FROM events WHERE app = \(app) AND source = 'web'\(selecting: filter, app: app)
+            """, logger: logger).decode((Int64, Int64).self) {
+            webEvents = Int(events)
+            webOrigins = Int(origins)
+        }
+
+        let aggregates = try await summariseAggregates(c, app: app, filter: filter, logger: logger)
+
+        return AnalyticsReport(app: app, stats: matching.map { stats.counting($0, abandonedSpans: abandonedSpans) } ?? stats,
+                               pointEvents: eventCount - spans, spanEvents: spans, useCases: useCases,
+                               network: network, sessions: sessions,
+                               useCasesOmitted: useCaseNames - listed.count,
+                               aggregates: aggregates.names, aggregatesOmitted: aggregates.omitted,
+                               eventsBySource: AnalyticsReport.EventsBySource(native: max(eventCount - webEvents, 0), web: webEvents),
+                               webOrigins: webOrigins, filter: filter, versions: versions)
+    }
+
+    /// The versions, and the matching events when `filter` selects events, as
+    /// ``VersionAnalysis`` computes them on SQLite (the same rows, in the same order).
+    private static func versionCounts(_ c: PostgresConnection, app: String, filter: ReportFilter,
+                                      logger: Logger) async throws -> (matching: VersionAnalysis.Matching?, versions: VersionCounts) {
+        // Text in byte order ("C"), as SQLite compares it; sums of bigint are numeric, hence ::int8.
+        let versions = """
+            SELECT 1 AS part, c.app_version COLLATE "C" AS first, ''::text COLLATE "C" AS second, sum(per.n)::int8 AS events
+            FROM per JOIN contexts c ON c.id = per.context_id GROUP BY c.app_version
+            UNION ALL
+            SELECT 2, c.sdk_name COLLATE "C", c.sdk_version COLLATE "C", sum(per.n)::int8 FROM per JOIN contexts c ON c.id = per.context_id
+            GROUP BY c.sdk_name, c.sdk_version
+            ORDER BY part, events DESC, first, second
+            """
+        let query: PostgresQuery
+        if filter.selectsEvents {
+            query = """
+                WITH scan AS MATERIALIZED (
+                    SELECT context_id, name, count(*) AS n FROM events WHERE app = \(app)\(selecting: filter, app: app)
+                    GROUP BY context_id, name
+                ),
+                per AS (SELECT context_id, sum(n) AS n FROM scan GROUP BY context_id)
+                SELECT 0 AS part, name COLLATE "C" AS first, ''::text COLLATE "C" AS second, sum(n)::int8 AS events FROM scan GROUP BY name
+                UNION ALL
+                \(unescaped: versions)
+                """
+        } else {
+            query = """
+                WITH per AS (
+                    SELECT k.context_id, k.events AS n FROM context_counts k JOIN contexts c ON c.id = k.context_id WHERE c.app = \(app)
+                )
+                \(unescaped: versions)
+                """
+        }
+        var collector = VersionAnalysis.Collector()
+        for try await (part, first, second, events) in try await c.query(query, logger: logger).decode((Int32, String, String, Int64).self) {
+            guard let part = VersionAnalysis.Part(rawValue: Int64(part)) else { continue }
+            collector.add(part: part, first, second, events: Int(events))
+        }
+        return (filter.selectsEvents ? collector.matching : nil, collector.versions)
+    }
+
+    /// The funnels of the listed use cases, as ``FunnelAnalysis`` computes them on SQLite (the
+    /// same joins, the same order; names in byte order).
+    private static func funnels(_ c: PostgresConnection, app: String, names: [String], filter: ReportFilter,
+                                logger: Logger) async throws -> [String: FunnelAnalysis.Funnel] {
+        var collector = FunnelAnalysis.Collector(listed: Set(names))
+        for try await row in try await c.query("""
+            WITH reached AS (
+                SELECT u.name AS use_case, s.name AS step, count(DISTINCT u.id) AS reached
+                FROM events u JOIN events s
+                    ON s.app = \(app) AND s.parent_span IS NOT NULL AND s.transaction_id = u.transaction_id
+                    AND s.parent_span = u.span_id AND s.context_id = u.context_id
+                WHERE u.app = \(app) AND u.span_id IS NOT NULL AND u.given_up IS NOT NULL
+                    AND u.name = ANY(\(names)::text[])\(selecting: filter, app: app, alias: "u")
+                GROUP BY u.name, s.name
+            ),
+            lasts AS (
+                SELECT use_case, step, count(*) AS left_here FROM (
+                    SELECT u.name AS use_case, (
+                        SELECT s.name FROM events s
+                        WHERE s.app = \(app) AND s.parent_span IS NOT NULL AND s.transaction_id = u.transaction_id
+                            AND s.parent_span = u.span_id AND s.context_id = u.context_id
+                        ORDER BY s.timestamp_ms DESC, s.name COLLATE "C" DESC LIMIT 1
+                    ) AS step
+                    FROM events u
+                    WHERE u.app = \(app) AND u.span_id IS NOT NULL AND u.given_up
+                        AND u.name = ANY(\(names)::text[])\(selecting: filter, app: app, alias: "u")
+                ) AS runs WHERE step IS NOT NULL GROUP BY use_case, step
+            )
+            SELECT r.use_case, r.step, r.reached, coalesce(l.left_here, 0), count(*) OVER w,
+                   (sum(coalesce(l.left_here, 0)) OVER w)::int8
+            FROM reached r LEFT JOIN lasts l ON l.use_case = r.use_case AND l.step = r.step
+            WINDOW w AS (PARTITION BY r.use_case)
+            ORDER BY r.use_case COLLATE "C", r.reached DESC, r.step COLLATE "C"
+            """, logger: logger).decode((String, String, Int64, Int64, Int64, Int64).self) {
+            collector.add(useCase: row.0, step: row.1, reached: Int(row.2), left: Int(row.3), names: Int(row.4),
+                          leftAtSteps: Int(row.5))
+        }
+        return collector.funnels
+    }
+
+    /// The server split of the listed use cases, as ``TransactionAnalysis`` computes it on SQLite
+    /// (the same joins), summarised per (name, part) in SQL.
+    private static func serverSplits(_ c: PostgresConnection, app: String, names: [String], filter: ReportFilter,
+                                     logger: Logger) async throws -> [String: ServerSplit] {
+        var parts: [String: [Int32: DurationSummary]] = [:]
+        for try await row in try await c.query("""
+            WITH calls AS (
+                SELECT c.transaction_id AS txn, c.context_id AS context, c.duration_ms AS client_ms, max(s.duration_ms) AS server_ms
+                FROM events s
+                JOIN events c ON c.app = \(app) AND c.transaction_id = s.transaction_id AND c.span_id = s.parent_span
+                    AND c.span_id IS NOT NULL
+                WHERE s.app = \(app) AND s.span_id IS NOT NULL AND s.parent_span IS NOT NULL AND s.context_id <> c.context_id
+                GROUP BY c.id, c.transaction_id, c.context_id, c.duration_ms
+            ),
+            transactions AS (
+                SELECT u.name AS name, greatest(u.duration_ms - sum(calls.client_ms), 0) AS client,
+                       sum(greatest(calls.client_ms - calls.server_ms, 0)) AS network, sum(calls.server_ms) AS server
+                FROM calls JOIN events u ON u.app = \(app) AND u.uuid = calls.txn
+                WHERE u.kind = 'span' AND u.type = 'usecase' AND NOT u.given_up AND u.context_id = calls.context
+                    AND u.name = ANY(\(names)::text[])\(selecting: filter, app: app, alias: "u")
+                GROUP BY calls.txn, u.id, u.name, u.duration_ms
+            ),
+            parts AS (
+                SELECT name, 0 AS part, client AS ms FROM transactions
+                UNION ALL SELECT name, 1, network FROM transactions
+                UNION ALL SELECT name, 2, server FROM transactions
+            )
+            SELECT name, part, \(unescaped: summaryColumns("ms")) FROM parts GROUP BY name, part
+            """, logger: logger).decode((String, Int32, Int64, Double?, Double?, Double?).self) {
+            parts[row.0, default: [:]][row.1] = summary((row.2, row.3, row.4, row.5))
+        }
+        var splits: [String: ServerSplit] = [:]
+        for (name, summaries) in parts {
+            guard let client = summaries[0], let network = summaries[1], let server = summaries[2] else { continue }
+            splits[name] = ServerSplit(transactions: client.count, client: client, network: network, server: server)
+        }
+        return splits
+    }
+
+    private static func summariseAggregates(_ c: PostgresConnection, app: String, filter: ReportFilter,
+                                            logger: Logger) async throws -> (names: [String: AggregateSummary], omitted: Int) {
+        // The event counts summed exactly (numeric): a device may claim counts near 2^63 - 1.
+        var records: [String: Int] = [:]
+        var allNames = 0
+        // The aggregates of the app within `filter`, as ``AggregateAnalysis`` selects them on
+        // SQLite: a dimension matches a JSON string value only.
+        let names: PostgresQuery = """
+            SELECT name, count(*), count(*) OVER () FROM aggregates
+            WHERE app = \(app)\(selecting: filter, app: app, time: "start_ms")\(dimension: filter.dimension)
+            GROUP BY name ORDER BY sum(count::numeric) DESC, name COLLATE "C" LIMIT \(Int64(AggregateAnalysis.maxNames))
+            """
+        for try await (name, count, total) in try await c.query(names, logger: logger).decode((String, Int64, Int64).self) {
+            records[name] = Int(count)
+            allNames = Int(total)
+        }
+        guard !records.isEmpty else { return ([:], 0) }
+
+        // In name order, and within a name in SQLite's (start, then row id), so the sketches
+        // merge in the same order.
+        let rows: PostgresQuery = """
+            SELECT name, count, measures FROM aggregates
+            WHERE app = \(app)\(selecting: filter, app: app, time: "start_ms")\(dimension: filter.dimension)
+                AND name = ANY(\(records.keys.sorted())::text[])
+            ORDER BY name COLLATE "C", start_ms, id
+            """
+        let decoder = JSONDecoder()
+        var summaries: [String: AggregateSummary] = [:]
+        var current: (name: String, merged: AggregateAnalysis.Merged)?
+        for try await (name, count, measuresJSON) in try await c.query(rows, logger: logger).decode((String, Int64, String).self) {
+            if current?.name != name {
+                if let (done, merged) = current { summaries[done] = merged.summary(records: records[done] ?? 0) }
+                current = (name, AggregateAnalysis.Merged())
+            }
+            let measures = (try? decoder.decode([String: MeasureSummary].self, from: Data(measuresJSON.utf8))) ?? [:]
+            current?.merged.add(count: count, measures: measures)
+        }
+        if let (done, merged) = current { summaries[done] = merged.summary(records: records[done] ?? 0) }
+        return (summaries, allNames - records.count)
+    }
+}

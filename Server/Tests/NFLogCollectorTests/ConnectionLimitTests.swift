@@ -1,0 +1,240 @@
+import CollectorTestSupport
+import Foundation
+import NFLogCollector
+import NFLogCollectorTesting
+@_spi(NFLogShared) import NFLogSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Blocking socket work on a thread of its own, off Swift's cooperative pool.
+private func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { done in Thread { done.resume(returning: work()) }.start() }
+}
+
+/// Seconds until the server closes `fd` (recv returns 0 or fails), or nil if it is still open
+/// after `limit` seconds. Sends `trickle` one byte every `interval` meanwhile, if given.
+/// `since`: when the connection was opened (a loaded machine may start this thread late).
+private func secondsUntilClosed(_ fd: Int32, since start: Date = Date(), limit: Double, trickle: [UInt8] = [], interval: Double = 0.2) -> Double? {
+    var pending = trickle[...]
+    var timeout = timeval(tv_sec: 0, tv_usec: Int(interval * 1_000_000))
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while Date().timeIntervalSince(start) < limit {
+        if let byte = pending.popFirst() { _ = [byte].withUnsafeBytes { send(fd, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) } }
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) { return Date().timeIntervalSince(start) }
+    }
+    return nil
+}
+
+@Suite("Connection limits on real sockets")
+struct ConnectionLimitTests {
+    static func collector(_ change: (inout ConnectionLimits) -> Void) async throws -> TestCollector {
+        var configuration = CollectorConfiguration()
+        change(&configuration.connections)
+        return try await TestCollector.start(configuration: configuration)
+    }
+
+    @Test("A connection that sends nothing, or a request head a byte at a time, is closed at the head timeout")
+    func idleAndSlowHead() async throws {
+        let collector = try await Self.collector { $0.requestHeadTimeout = .seconds(1) }
+        let port = collector.port
+        let opened = Date()
+        let idle = try RawHTTP.connected(port: port)
+        let slow = try RawHTTP.connected(port: port)
+        defer { close(idle); close(slow) }
+        async let idleClosed = offPool { secondsUntilClosed(idle, since: opened, limit: 5) }
+        async let slowClosed = offPool { secondsUntilClosed(slow, since: opened, limit: 5, trickle: Array("POST /v1/events HTTP/1.1\r\nHost: x\r\nX-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaa".utf8)) }
+        let (a, b) = await (idleClosed, slowClosed)
+        #expect(a.map { $0 >= 0.8 && $0 < 3 } == true, "idle: closed after \(String(describing: a)) s")
+        #expect(b.map { $0 >= 0.8 && $0 < 3 } == true, "slow head: closed after \(String(describing: b)) s")
+        // A connection used and then left idle between requests goes the same way.
+        let health = try await RawHTTP.exchange(port: port, head: "GET /health HTTP/1.1\r\nHost: x")
+        #expect(health.status == 200)
+        await collector.stop()
+    }
+
+    @Test("A body slower than the minimum rate is cut off at its deadline (grace + length at the rate); one at speed is stored")
+    func slowBody() async throws {
+        let collector = try await Self.collector {
+            $0.bodyGrace = .milliseconds(500)
+            $0.minBodyBytesPerSecond = 1_000_000  // 100,000 bytes: 0.6 s in all
+        }
+        let opened = Date()
+        let fd = try RawHTTP.connected(port: collector.port)
+        defer { close(fd) }
+        let head = Array((RawHTTP.uploadHead + "\r\nContent-Length: 100000\r\n\r\n{").utf8)
+        _ = head.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        let closed = await offPool { secondsUntilClosed(fd, since: opened, limit: 5) }
+        #expect(closed.map { $0 >= 0.4 && $0 < 3 } == true, "closed after \(String(describing: closed)) s")
+        #expect(try await collector.stats().eventsStored == 0)
+        let body = Array(BatchFixtures.batch(events: [BatchFixtures.point(UUID().uuidString.lowercased())]).utf8)
+        let atSpeed = try await RawHTTP.exchange(port: collector.port, head: RawHTTP.uploadHead + "\r\nContent-Length: \(body.count)", body: body)
+        let stored = try await collector.stats().eventsStored
+        #expect(atSpeed.status == 200 && stored == 1)
+        await collector.stop()
+    }
+
+    @Test("Past --max-connections a new connection is closed at once; the ones inside the limit are served; a place frees when one closes")
+    func connectionCap() async throws {
+        let collector = try await Self.collector { $0.maxConnections = 5 }
+        let port = collector.port
+        let held = try (0..<4).map { _ in try RawHTTP.connected(port: port) }
+        try await Task.sleep(for: .milliseconds(100))
+        // The fifth place is free: a request is served.
+        #expect(try await RawHTTP.exchange(port: port, head: "GET /health HTTP/1.1\r\nHost: x").status == 200)
+        try await Task.sleep(for: .milliseconds(300))  // until the server has seen that one close
+        let fifth = try RawHTTP.connected(port: port)
+        try await Task.sleep(for: .milliseconds(100))
+        let sixth = try RawHTTP.connected(port: port)
+        let refused = await offPool { secondsUntilClosed(sixth, limit: 3) }
+        #expect(refused.map { $0 < 1 } == true, "over the limit: closed after \(String(describing: refused)) s")
+        close(sixth)
+        close(fifth)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(try await RawHTTP.exchange(port: port, head: "GET /health HTTP/1.1\r\nHost: x").status == 200)
+        held.forEach { close($0) }
+        await collector.stop()
+    }
+
+    @Test("Thousands of idle connections: /health and an upload still answer within 100 ms")
+    func manyIdleConnections() async throws {
+        let limit = ConnectionLimits.raiseDescriptorLimit()
+        // Both ends live in this process: two descriptors per connection, and room for the rest.
+        let count = min(2_000, (limit - 512) / 2)  // 20,000 against a release build: see the README
+        #expect(count >= 400, "the descriptor limit (\(limit)) leaves room for only \(count) connections")
+        let collector = try await TestCollector.start()
+        let port = collector.port
+        let opening = ContinuousClock.now
+        // A connect refused while the listen backlog is full (the suite's other tests load the
+        // two cores, and the accept loop falls behind) is tried again: 1 of 2,000 was seen in CI.
+        let idle = await offPool {
+            (0..<count).compactMap { _ -> Int32? in
+                for attempt in 0..<3 {
+                    if let socket = try? RawHTTP.connected(port: port) { return socket }
+                    usleep(UInt32(20_000 * (attempt + 1)))
+                }
+                return nil
+            }
+        }
+        print("manyIdleConnections: opened \(idle.count) in \(ContinuousClock.now - opening)")
+        #expect(idle.count == count)
+        try await Task.sleep(for: .milliseconds(300))
+
+        // The best of up to twenty tries, 300 ms apart: the other tests share the two cores and
+        // stalled single exchanges to 84-137 ms in CI runs (ten tries over 2 s all fell in one busy
+        // spell once the PostgreSQL suites joined); a server out of descriptors fails them all.
+        var health = Duration.seconds(3_600), uploadTime = Duration.seconds(3_600)
+        for attempt in 0..<20 where health >= .milliseconds(100) || uploadTime >= .milliseconds(100) {
+            if attempt > 0 { try await Task.sleep(for: .milliseconds(300)) }
+            var start = ContinuousClock.now
+            #expect(try await RawHTTP.exchange(port: port, head: "GET /health HTTP/1.1\r\nHost: x").status == 200)
+            health = min(health, ContinuousClock.now - start)
+            let body = Array(BatchFixtures.batch(events: [BatchFixtures.point(UUID().uuidString.lowercased())]).utf8)
+            start = ContinuousClock.now
+            let upload = try await RawHTTP.exchange(port: port, head: RawHTTP.uploadHead + "\r\nContent-Length: \(body.count)", body: body)
+            uploadTime = min(uploadTime, ContinuousClock.now - start)
+            #expect(upload.status == 200)
+        }
+        #expect(health < .milliseconds(100) && uploadTime < .milliseconds(100), "with \(idle.count) idle connections: /health \(health), upload \(uploadTime)")
+        print("manyIdleConnections: \(idle.count) idle connections; /health \(health), upload \(uploadTime)")
+        let closing = ContinuousClock.now
+        idle.forEach { close($0) }  // before stopping: a graceful stop waits for open connections
+        await collector.stop()
+        print("manyIdleConnections: closed and stopped in \(ContinuousClock.now - closing)")
+    }
+}
+
+@Suite("Memory per upload")
+struct BodyBudgetTests {
+    @Test("Past --max-inflight-bytes an upload waits a moment, then gets 503 with Retry-After and the connection closes; the room comes back when a body is done with")
+    func inflightBytes() async throws {
+        var configuration = CollectorConfiguration()
+        configuration.maxInflightBodyBytes = 1_000_000
+        let collector = try await TestCollector.start(configuration: configuration)
+        let port = collector.port
+        let head = RawHTTP.uploadHead
+        // The first declares 600,000 bytes and stalls after one: it holds its room.
+        let first = try RawHTTP.connected(port: port)
+        let stalled = Array((head + "\r\nContent-Length: 600000\r\n\r\n{").utf8)
+        _ = stalled.withUnsafeBytes { send(first, $0.baseAddress, $0.count, 0) }
+        try await Task.sleep(for: .milliseconds(300))
+
+        let start = ContinuousClock.now
+        let second = try await RawHTTP.exchange(port: port, head: head + "\r\nContent-Length: 600000", body: [UInt8](repeating: 0x20, count: 600_000))
+        let waited = ContinuousClock.now - start
+        #expect(second.status == 503 && second.headers["retry-after"] == "2", "\(second.status) \(String(decoding: second.body, as: UTF8.self))")
+        #expect(waited >= .milliseconds(150), "it waited \(waited) for room first")
+        #expect(second.headers["connection"] == "close", "its unread body is not drained")
+
+        close(first)
+        try await Task.sleep(for: .milliseconds(300))
+        let body = Array(BatchFixtures.batch(events: [BatchFixtures.point(UUID().uuidString.lowercased())]).utf8)
+        let third = try await RawHTTP.exchange(port: port, head: head + "\r\nContent-Length: \(body.count)", body: body)
+        #expect(third.status == 200)
+        await collector.stop()
+    }
+}
+
+@Suite("Reads beside ingest")
+struct ReadIsolationTests {
+    @Test("A long report runs on its own read connection: uploads made meanwhile are not held up behind it")
+    func reportDoesNotStallIngest() async throws {
+        let collector = try await TestCollector.start()
+        // 200,000 network spans, stored straight through the store (no HTTP), for a report that takes a while.
+        for _ in 0..<200 {
+            let json = BatchFixtures.batch(events: (0..<1_000).map { _ in BatchFixtures.span() })
+            let batch = try BatchDecoder().decode(Array(json.utf8))
+            _ = try await collector.store.store(batch, app: "dev", receivedAt: 1_750_000_000_000)
+        }
+        let client = CollectorClient(collector, key: TestCollector.appKey)
+        // Behind the report on one connection, an upload would wait for most of it, every time.
+        // The best of three reports: under a loaded CI machine one upload was once slowed with it.
+        var attempts: [String] = []
+        for _ in 0..<3 {
+            let reportStart = ContinuousClock.now
+            async let report = CollectorClient.reader(collector).send("GET", "v1/report")
+            try await Task.sleep(for: .milliseconds(20))
+            var slowest: Duration = .zero
+            var uploads = 0
+            while ContinuousClock.now - reportStart < .seconds(10) {
+                let start = ContinuousClock.now
+                let response = try await client.post(Array(BatchFixtures.batch(events: [BatchFixtures.point()]).utf8), encoding: nil)
+                #expect(response.status == 200)
+                slowest = max(slowest, ContinuousClock.now - start)
+                uploads += 1
+                if uploads >= 5 { break }
+            }
+            let reportResponse = try await report
+            let reportTime = ContinuousClock.now - reportStart
+            #expect(reportResponse.status == 200)
+            print("reportDoesNotStallIngest: report \(reportTime), slowest of \(uploads) uploads meanwhile \(slowest)")
+            if slowest < reportTime / 3 || reportTime < .milliseconds(150) { attempts = []; break }
+            attempts.append("report \(reportTime), slowest upload \(slowest)")
+        }
+        #expect(attempts.isEmpty, "\(attempts)")
+        await collector.stop()
+    }
+}
+
+extension ReadIsolationTests {
+    @Test("A read past the store's time limit is stopped: 503 with Retry-After naming the limit; uploads and later reads go on",
+          arguments: StoreKind.all)
+    func readTimeLimit(_ kind: StoreKind) async throws {
+        let collector = try await kind.startCollector(readTimeLimit: .milliseconds(1))
+        for _ in 0..<50 {
+            let json = BatchFixtures.batch(events: (0..<1_000).map { _ in BatchFixtures.span() })
+            _ = try await collector.store.store(try BatchDecoder().decode(Array(json.utf8)), app: TestCollector.app, receivedAt: 1_750_000_000_000)
+        }
+        let reader = CollectorClient.reader(collector)
+        let stopped = try await reader.send("GET", "v1/report")
+        #expect(stopped.status == 503 && stopped.header("Retry-After") == "30", "\(stopped.status)")
+        #expect(CollectorClient.message(stopped.body).contains("read time limit"), "\(CollectorClient.message(stopped.body))")
+        let upload = try await CollectorClient(collector).post(Array(BatchFixtures.batch(events: [BatchFixtures.point()]).utf8), encoding: nil)
+        #expect(upload.status == 200)
+        #expect(try await reader.send("GET", "v1/stats").status == 200, "stats are totals on the writer, within any limit")
+        await collector.stop()
+    }
+}
