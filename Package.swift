@@ -90,7 +90,7 @@ let package = Package(
         .testTarget(
             name: "NFLoggerTests",
             dependencies: [
-                "NFLogger", "NFLogSupport", "CSQLite",
+                "NFLogger", "NFLogSupport", "NFLoggerTesting", "CSQLite",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),  // SwiftLogOutputTests' capturing handler
             ],
