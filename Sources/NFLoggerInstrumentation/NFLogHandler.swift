@@ -1,5 +1,5 @@
 public import Logging
-import NFLogger
+@_spi(NFLogShared) import NFLogger
 import Tracing
 
 /// A swift-log `LogHandler` that turns records into NFLogger point events.

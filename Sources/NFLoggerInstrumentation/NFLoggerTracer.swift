@@ -1,5 +1,5 @@
 import Foundation
-public import NFLogger
+@_spi(NFLogShared) public import NFLogger
 public import Tracing
 
 /// A swift-distributed-tracing `Tracer` whose spans are NFLogger spans, in NFLogger transactions.

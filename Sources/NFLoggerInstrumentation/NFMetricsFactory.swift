@@ -1,5 +1,5 @@
 public import CoreMetrics
-public import NFLogger
+@_spi(NFLogShared) public import NFLogger
 
 /// A swift-metrics `MetricsFactory` whose metrics are NFLogger measurements
 /// (``NFLogger/record(name:value:dimensions:completion:)``), named `metric.<label>` (the label

@@ -1,7 +1,7 @@
 import Foundation
 import NFLoggerTesting
 import Testing
-@testable import NFLogger
+@_spi(NFLogShared) @testable import NFLogger
 
 @Suite("Transactions: use cases whose id travels to the app's backend")
 struct TransactionTests {

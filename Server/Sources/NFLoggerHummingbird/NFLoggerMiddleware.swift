@@ -1,7 +1,7 @@
 import Foundation
 public import Hummingbird
 import HTTPTypes
-public import NFLogger
+@_spi(NFLogShared) public import NFLogger
 import NFLoggerInstrumentation
 import Tracing
 

@@ -127,7 +127,7 @@ public final class NFLogger: Sendable {
 
     /// The policy's `auto` switches, read without copying the policy (the automatic sources ask
     /// on every record).
-    package var automaticSources: AutomaticSources { store.read { $0.policy?.automatic ?? AutomaticSources() } }
+    @_spi(NFLogShared) public var automaticSources: AutomaticSources { store.read { $0.policy?.automatic ?? AutomaticSources() } }
 
     private var currentBehaviour: any LogBehaviour { store.read { $0.behaviour } }
 

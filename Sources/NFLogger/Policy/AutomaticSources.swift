@@ -1,13 +1,13 @@
 /// A policy's `auto` object: which of NFLoggerInstrumentation's sources may record. Each is on
 /// unless the policy turns it off, so an operator can silence a noisy library's logs, traces or
 /// metrics across a fleet without an app release.
-package struct AutomaticSources: Sendable, Equatable {
+@_spi(NFLogShared) public struct AutomaticSources: Sendable, Equatable {
     /// Records from swift-log (`auto.log`).
-    package var log = true
+    @_spi(NFLogShared) public var log = true
     /// Spans from swift-distributed-tracing (`auto.tracing`).
-    package var tracing = true
+    @_spi(NFLogShared) public var tracing = true
     /// Counters, recorders and timers from swift-metrics (`auto.metrics`).
-    package var metrics = true
+    @_spi(NFLogShared) public var metrics = true
 
-    package init() {}
+    @_spi(NFLogShared) public init() {}
 }

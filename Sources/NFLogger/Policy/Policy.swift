@@ -59,7 +59,7 @@ public struct Policy: Sendable, Equatable {
     /// Circles inside which nothing is recorded, given the app's location.
     let privacyZones: [PrivacyZone]
     /// `auto`: which automatic sources (NFLoggerInstrumentation) may record.
-    package let automatic: AutomaticSources
+    @_spi(NFLogShared) public let automatic: AutomaticSources
     /// `outputs.disabled`: the outputs (by id) switched off. A disabled durable output sends
     /// nothing and is owed nothing new; a disabled best-effort output is handed nothing.
     let disabledOutputs: Set<String>
