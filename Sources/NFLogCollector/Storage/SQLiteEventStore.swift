@@ -39,6 +39,13 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         self.readTimeLimit = readTimeLimit
         self.path = path
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
+        // SQLite opens a file it may not write for reading, without an error: said now, not at
+        // the first upload.
+        if connection.isReadOnly {
+            throw SQLiteStoreError(.notWritable, path: path, """
+                \(path) is read-only to this process: the collector writes to its database; make it writable or choose another file
+                """)
+        }
         try connection.enableWriteAheadLog(durableCommits: durableCommits)
         try SQLiteMigrator.migrate(connection, CollectorSchema.migrations)
         self.statements = try Statements(connection)
@@ -48,6 +55,24 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         try reader.execute("PRAGMA query_only = 1")
         self.reader = reader
         self.checkpointer = try WALCheckpointer(path: path, writer: connection, writerQueue: queue)
+    }
+
+    /// Opens the collector database at `path` to read it only, as `nflog-collector report` and
+    /// `export` do: the file is never created, migrated or written (`SQLITE_OPEN_READONLY`), and
+    /// every write through the store fails.
+    /// - Throws: ``SQLiteStoreError`` when there is no such file, it cannot be read, it is not a
+    ///   collector database, or its schema is another release's (older: `serve` migrates it).
+    public init(readingOnly path: String, readTimeLimit: Duration = .seconds(30)) throws {
+        self.readTimeLimit = readTimeLimit
+        self.path = path
+        let connection = try CollectorSchema.openForReading(path)
+        try connection.execute("PRAGMA query_only = 1")
+        self.statements = try Statements(connection)
+        self.connection = connection
+        let reader = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000, mode: .readOnly)
+        try reader.execute("PRAGMA query_only = 1")
+        self.reader = reader
+        self.checkpointer = WALCheckpointer(readOnlyWriter: connection, writerQueue: queue)
     }
 
     /// A `PRAGMA` of the writer's connection, read on its queue, for the tests that hold the

@@ -43,7 +43,10 @@ public final class PostgresEventStore: EventStore, Sendable {
     ///   - passwordFile: a file whose first line is the password; without it `PGPASSWORD` is read.
     ///     The URL must not carry one.
     ///   - readTimeLimit: how long one statement of a read may run (``readTimeLimit``).
+    ///   - readingOnly: check the schema instead of migrating it (`nflog-collector report` and
+    ///     `export`, which never write): a database without this release's schema is refused.
     public init(url: String, poolSize: Int = 8, passwordFile: String? = nil, readTimeLimit: Duration = .seconds(30),
+                readingOnly: Bool = false,
                 logger: Logger = Logger(label: "nflog-collector.postgres")) async throws {
         let parsed = try PostgresURL(url, passwordFile: passwordFile)
         // The pool's own log at error level: it warns at every lease made before run() started,
@@ -58,7 +61,11 @@ public final class PostgresEventStore: EventStore, Sendable {
         self.readTimeLimit = readTimeLimit
         do {
             try await client.withConnection { connection in
-                _ = try await PostgresSchema.migrate(connection, logger: logger)
+                if readingOnly {
+                    try await PostgresSchema.checkCurrent(connection, logger: logger)
+                } else {
+                    _ = try await PostgresSchema.migrate(connection, logger: logger)
+                }
             }
         } catch {
             runner.cancel()
