@@ -261,7 +261,7 @@ struct Report: AsyncParsableCommand {
     @Option(help: "Only the aggregates whose dimension KEY has VALUE, given as KEY=VALUE.")
     var dimension: String?
 
-    @Option(help: "Print the report over time instead, by hour or day (UTC): one line per bucket with events, web events and network round trips, then the measures of the 20 aggregated names with the most events, per bucket. --from and --to bound it (default: the last 168 hours or 90 days, up to the end of the current one; at most 2000 buckets).")
+    @Option(help: "Print the report over time instead, by second, minute, hour or day (UTC): one line per bucket with events, web events and network round trips, then the measures of the 20 aggregated names with the most events, per bucket. --from and --to bound it (default: the last 600 seconds, 120 minutes, 168 hours or 90 days, up to the end of the current one; at most 2000 buckets).")
     var series: String?
 
     func validate() throws {

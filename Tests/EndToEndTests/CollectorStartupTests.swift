@@ -32,7 +32,7 @@ enum ReadOnlyFiles {
     static let available: Bool = {
         guard isRoot else { return true }
         let probe = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-immutable-\(UUID().uuidString)").path
-        FileManager.default.createFile(atPath: probe, contents: Data())
+        _ = FileManager.default.createFile(atPath: probe, contents: Data())
         defer { _ = try? Child.runProcess("/usr/bin/chattr", ["-i", probe]); try? FileManager.default.removeItem(atPath: probe) }
         return (try? Child.runProcess("/usr/bin/chattr", ["+i", probe]))?.status == 0 && open(probe, O_RDWR) < 0
     }()
@@ -94,7 +94,7 @@ struct CollectorStartupTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let missing = directory + "/missing.json"
         let other = directory + "/other.pem"  // the other TLS file, there, so only the missing one is named
-        FileManager.default.createFile(atPath: other, contents: Data("not read".utf8))
+        _ = FileManager.default.createFile(atPath: other, contents: Data("not read".utf8))
         let path = directory + "/collector.sqlite"
         var arguments = ["serve", "--port", "0", flag, missing]
         switch flag {
@@ -115,7 +115,7 @@ struct CollectorStartupTests {
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = directory + "/file"
-        FileManager.default.createFile(atPath: file, contents: Data("{}".utf8))
+        _ = FileManager.default.createFile(atPath: file, contents: Data("{}".utf8))
         let path = directory + "/collector.sqlite"
         let cases = [
             ("--read-tokens", "--read-tokens: read tokens file \(file): must be a JSON object with a \"tokens\" array"),
@@ -127,7 +127,9 @@ struct CollectorStartupTests {
             #expect(result.status == 1)
             #expect(result.errors.contains(expected), "\(flag): \(result.errors)")
         }
-        let tls = try await Self.run(["serve", "--port", "0", "--db", path, "--tls-cert", file, "--tls-key", file])
+        let key = directory + "/key.pem"
+        _ = FileManager.default.createFile(atPath: key, contents: Data("{}".utf8))
+        let tls = try await Self.run(["serve", "--port", "0", "--db", path, "--tls-cert", file, "--tls-key", key])
         #expect(tls.status == 1)
         #expect(tls.errors.contains("--tls-cert: \(file): holds no PEM certificate") || tls.errors.contains("--tls-cert: \(file): is not a PEM certificate"),
                 "\(tls.errors)")
@@ -139,7 +141,7 @@ struct CollectorStartupTests {
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = directory + "/keys.json"
-        FileManager.default.createFile(atPath: file, contents: Data("{}".utf8), attributes: [.posixPermissions: 0])
+        _ = FileManager.default.createFile(atPath: file, contents: Data("{}".utf8), attributes: [.posixPermissions: 0])
         let result = try await Self.run(["serve", "--port", "0", "--db", directory + "/c.sqlite", "--keys", file])
         #expect(result.status == 1)
         #expect(result.errors.contains("--keys: cannot read \(file) (Permission denied)"), "\(result.errors)")
@@ -153,8 +155,8 @@ struct CollectorStartupTests {
         func make(_ path: String) async throws {
             switch self {
             case .missing: break
-            case .empty: FileManager.default.createFile(atPath: path, contents: Data())
-            case .notSQLite: FileManager.default.createFile(atPath: path, contents: Data(String(repeating: "not a database\n", count: 100).utf8))
+            case .empty: _ = FileManager.default.createFile(atPath: path, contents: Data())
+            case .notSQLite: _ = FileManager.default.createFile(atPath: path, contents: Data(String(repeating: "not a database\n", count: 100).utf8))
             case .sdkDatabase:
                 let logger = try NFLogger(configuration: Configuration(databaseURL: URL(fileURLWithPath: path), appID: "com.example.shop", appVersion: "1.0"))
                 _ = await logger.logEvent(name: "ui.tap")
@@ -162,7 +164,15 @@ struct CollectorStartupTests {
             case .olderCollector, .newerCollector:
                 try await CollectorStartupTests.collectorDatabase(path)
                 let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
-                try connection.execute("PRAGMA user_version = \(self == .olderCollector ? 9 : 99)")
+                if self == .olderCollector {
+                    // Version 9 as it was: migration 10 undone (its indexes and table).
+                    try connection.execute("""
+                        DROP INDEX events_hours; DROP INDEX events_runs; DROP INDEX events_steps; DROP TABLE context_counts;
+                        PRAGMA user_version = 9
+                        """)
+                } else {
+                    try connection.execute("PRAGMA user_version = 99")
+                }
             }
         }
 

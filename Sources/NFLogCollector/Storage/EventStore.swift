@@ -48,11 +48,17 @@ public struct CollectorStats: Sendable, Equatable, Codable {
     public let aggregatesExpired: Int
     /// Events this collector refused for good that devices reported setting aside (quarantined).
     public let quarantinedOnDevices: Int
+    /// The device timestamp of the earliest and of the latest event kept (Unix milliseconds; a
+    /// span's start), `nil` when none is: the span that holds the app's data, which the
+    /// dashboard opens on.
+    public let firstEventMilliseconds: Int64?
+    public let lastEventMilliseconds: Int64?
 
     init(app: String, eventsStored: Int, duplicatesDropped: Int, batches: Int, requests: Int, eventsByName: [String: Int],
          abandonedSpans: Int, prunedOnDevices: Int, prunedOnDevicesByName: [String: Int], databaseResets: Int,
          aggregatesStored: Int, aggregateDuplicatesDropped: Int, aggregatedEvents: Int,
-         eventsExpired: Int = 0, aggregatesExpired: Int = 0, quarantinedOnDevices: Int = 0) {
+         eventsExpired: Int = 0, aggregatesExpired: Int = 0, quarantinedOnDevices: Int = 0,
+         firstEventMilliseconds: Int64? = nil, lastEventMilliseconds: Int64? = nil) {
         self.app = app
         self.eventsStored = eventsStored
         self.duplicatesDropped = duplicatesDropped
@@ -69,6 +75,8 @@ public struct CollectorStats: Sendable, Equatable, Codable {
         self.eventsExpired = eventsExpired
         self.aggregatesExpired = aggregatesExpired
         self.quarantinedOnDevices = quarantinedOnDevices
+        self.firstEventMilliseconds = firstEventMilliseconds
+        self.lastEventMilliseconds = lastEventMilliseconds
     }
 
     /// The events kept now: stored and not yet dropped by retention.
@@ -89,6 +97,8 @@ public struct CollectorStats: Sendable, Equatable, Codable {
         case eventsExpired = "events_expired"
         case aggregatesExpired = "aggregates_expired"
         case quarantinedOnDevices = "quarantined_on_devices"
+        case firstEventMilliseconds = "first_event_ms"
+        case lastEventMilliseconds = "last_event_ms"
     }
 }
 
@@ -111,7 +121,9 @@ extension CollectorStats {
                   aggregatedEvents: try c.decodeIfPresent(Int.self, forKey: .aggregatedEvents) ?? 0,
                   eventsExpired: try c.decodeIfPresent(Int.self, forKey: .eventsExpired) ?? 0,
                   aggregatesExpired: try c.decodeIfPresent(Int.self, forKey: .aggregatesExpired) ?? 0,
-                  quarantinedOnDevices: try c.decodeIfPresent(Int.self, forKey: .quarantinedOnDevices) ?? 0)
+                  quarantinedOnDevices: try c.decodeIfPresent(Int.self, forKey: .quarantinedOnDevices) ?? 0,
+                  firstEventMilliseconds: try c.decodeIfPresent(Int64.self, forKey: .firstEventMilliseconds),
+                  lastEventMilliseconds: try c.decodeIfPresent(Int64.self, forKey: .lastEventMilliseconds))
     }
 }
 

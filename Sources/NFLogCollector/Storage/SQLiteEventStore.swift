@@ -88,6 +88,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         let totals, names, prunes: SQLiteStatement
         let upsertPrune, insertReset, addDiagnostics: SQLiteStatement
         let insertAggregate, addAggregates, aggregateTotals: SQLiteStatement
+        let firstHour, lastHour, firstInHour, lastInHour: SQLiteStatement
 
         init(_ c: SQLiteConnection) throws(SQLiteError) {
             insertContext = try c.prepare("""
@@ -164,6 +165,16 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 UPDATE totals SET aggregates = aggregates + ?1, aggregate_duplicates = aggregate_duplicates + ?2,
                     aggregated_events = min(aggregated_events + ?3, 9223372036854775807) WHERE app = ?4
                 """)
+            // The first and last event time: the end hours through events_hours (one entry
+            // each, in index order), then the exact time among the events of those hours only.
+            firstHour = try c.prepare("""
+                SELECT timestamp_ms / 3600000 FROM events INDEXED BY events_hours WHERE app = ? ORDER BY timestamp_ms / 3600000 LIMIT 1
+                """)
+            lastHour = try c.prepare("""
+                SELECT timestamp_ms / 3600000 FROM events INDEXED BY events_hours WHERE app = ? ORDER BY timestamp_ms / 3600000 DESC LIMIT 1
+                """)
+            firstInHour = try c.prepare("SELECT min(timestamp_ms) FROM events INDEXED BY events_hours WHERE app = ?1 AND timestamp_ms / 3600000 = ?2")
+            lastInHour = try c.prepare("SELECT max(timestamp_ms) FROM events INDEXED BY events_hours WHERE app = ?1 AND timestamp_ms / 3600000 = ?2")
             aggregateTotals = try c.prepare("""
                 SELECT aggregates, aggregate_duplicates, aggregated_events, events_expired, aggregates_expired FROM totals WHERE app = ?
                 """)
@@ -414,13 +425,22 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
             try s.aggregateTotals.bind(app, at: 1)
             let aggregates = try s.aggregateTotals.collect { row in (0..<5).map { Int(row.int64(at: Int32($0))) } }.first
                 ?? [0, 0, 0, 0, 0]
+            func time(_ hour: SQLiteStatement, _ within: SQLiteStatement) throws(SQLiteError) -> Int64? {
+                try hour.bind(app, at: 1)
+                guard let found = try hour.collect({ $0.int64(at: 0) }).first else { return nil }
+                try within.bind(app, at: 1)
+                try within.bind(found, at: 2)
+                return try within.collect { $0.int64(at: 0) }.first
+            }
+            let first = try time(s.firstHour, s.firstInHour), last = try time(s.lastHour, s.lastInHour)
             return CollectorStats(app: app, eventsStored: totals[0], duplicatesDropped: totals[1],
                                   batches: totals[2], requests: totals[3],
                                   eventsByName: Dictionary(names, uniquingKeysWith: +),
                                   abandonedSpans: totals[4], prunedOnDevices: totals[5],
                                   prunedOnDevicesByName: Dictionary(prunes, uniquingKeysWith: +), databaseResets: totals[6],
                                   aggregatesStored: aggregates[0], aggregateDuplicatesDropped: aggregates[1], aggregatedEvents: aggregates[2],
-                                  eventsExpired: aggregates[3], aggregatesExpired: aggregates[4], quarantinedOnDevices: totals[7])
+                                  eventsExpired: aggregates[3], aggregatesExpired: aggregates[4], quarantinedOnDevices: totals[7],
+                                  firstEventMilliseconds: first, lastEventMilliseconds: last)
         }
     }
 

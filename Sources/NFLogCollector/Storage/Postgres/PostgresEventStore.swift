@@ -447,11 +447,23 @@ public final class PostgresEventStore: EventStore, Sendable {
             .decode((String, Int64).self) {
             prunes[name] = Int(count)
         }
+        // The first and last event time: the end hours through events_hours, then the exact
+        // time among the events of those hours only (as SQLite's stats).
+        var first: Int64?, last: Int64?
+        for try await (earliest, latest) in try await client.query("""
+            SELECT (SELECT min(timestamp_ms) FROM events WHERE app = \(app)
+                        AND timestamp_ms / 3600000 = (SELECT min(timestamp_ms / 3600000) FROM events WHERE app = \(app))),
+                   (SELECT max(timestamp_ms) FROM events WHERE app = \(app)
+                        AND timestamp_ms / 3600000 = (SELECT max(timestamp_ms / 3600000) FROM events WHERE app = \(app)))
+            """, logger: logger).decode((Int64?, Int64?).self) {
+            (first, last) = (earliest, latest)
+        }
         return CollectorStats(app: app, eventsStored: totals[0], duplicatesDropped: totals[1], batches: totals[2], requests: totals[3],
                               eventsByName: names, abandonedSpans: totals[4], prunedOnDevices: totals[5],
                               prunedOnDevicesByName: prunes, databaseResets: totals[6], aggregatesStored: totals[7],
                               aggregateDuplicatesDropped: totals[8], aggregatedEvents: totals[9],
-                              eventsExpired: totals[10], aggregatesExpired: totals[11], quarantinedOnDevices: totals[12])
+                              eventsExpired: totals[10], aggregatesExpired: totals[11], quarantinedOnDevices: totals[12],
+                              firstEventMilliseconds: first, lastEventMilliseconds: last)
     }
 
     public func report(app: String) async throws -> AnalyticsReport {

@@ -171,9 +171,6 @@ enum PostgresSchema {
         ]),
     ]
 
-    /// Applies the migrations `connection`'s database lacks, under the advisory lock; returns the
-    /// versions it applied (none when another collector or an earlier start did).
-    @discardableResult
     /// Refuses, changing nothing, a database that lacks this release's migrations or has newer
     /// ones: what reads only must neither create nor migrate the schema.
     static func checkCurrent(_ connection: PostgresConnection, logger: Logger) async throws {
@@ -201,6 +198,9 @@ enum PostgresSchema {
         }
     }
 
+    /// Applies the migrations `connection`'s database lacks, under the advisory lock; returns the
+    /// versions it applied (none when another collector or an earlier start did).
+    @discardableResult
     static func migrate(_ connection: PostgresConnection, logger: Logger,
                         migrations: [PostgresMigration] = migrations) async throws -> [Int] {
         try await connection.withTransaction(logger: logger) { connection in
