@@ -48,9 +48,9 @@ public struct CollectorStats: Sendable, Equatable, Codable {
     public let aggregatesExpired: Int
     /// Events this collector refused for good that devices reported setting aside (quarantined).
     public let quarantinedOnDevices: Int
-    /// The device timestamp of the earliest and of the latest event kept (Unix milliseconds; a
-    /// span's start), `nil` when none is: the span that holds the app's data, which the
-    /// dashboard opens on.
+    /// The earliest and the latest device time of the data kept (Unix milliseconds): an event's
+    /// timestamp (a span's start) or an aggregate's start; `nil` when nothing is kept. The span
+    /// that holds the app's data, which the dashboard opens on.
     public let firstEventMilliseconds: Int64?
     public let lastEventMilliseconds: Int64?
 

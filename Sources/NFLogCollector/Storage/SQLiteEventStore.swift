@@ -88,7 +88,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         let totals, names, prunes: SQLiteStatement
         let upsertPrune, insertReset, addDiagnostics: SQLiteStatement
         let insertAggregate, addAggregates, aggregateTotals: SQLiteStatement
-        let firstHour, lastHour, firstInHour, lastInHour: SQLiteStatement
+        let firstHour, lastHour, firstInHour, lastInHour, aggregateStarts: SQLiteStatement
 
         init(_ c: SQLiteConnection) throws(SQLiteError) {
             insertContext = try c.prepare("""
@@ -175,6 +175,9 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 """)
             firstInHour = try c.prepare("SELECT min(timestamp_ms) FROM events INDEXED BY events_hours WHERE app = ?1 AND timestamp_ms / 3600000 = ?2")
             lastInHour = try c.prepare("SELECT max(timestamp_ms) FROM events INDEXED BY events_hours WHERE app = ?1 AND timestamp_ms / 3600000 = ?2")
+            // Aggregates' starts too (a window may start before the first event stored): from
+            // aggregates_names alone, one entry per aggregate, far fewer than the events they fold.
+            aggregateStarts = try c.prepare("SELECT min(start_ms), max(start_ms) FROM aggregates INDEXED BY aggregates_names WHERE app = ?")
             aggregateTotals = try c.prepare("""
                 SELECT aggregates, aggregate_duplicates, aggregated_events, events_expired, aggregates_expired FROM totals WHERE app = ?
                 """)
@@ -432,7 +435,12 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 try within.bind(found, at: 2)
                 return try within.collect { $0.int64(at: 0) }.first
             }
-            let first = try time(s.firstHour, s.firstInHour), last = try time(s.lastHour, s.lastInHour)
+            var first = try time(s.firstHour, s.firstInHour), last = try time(s.lastHour, s.lastInHour)
+            try s.aggregateStarts.bind(app, at: 1)
+            if let starts = try s.aggregateStarts.collect({ $0.isNull(at: 0) ? nil : ($0.int64(at: 0), $0.int64(at: 1)) }).first, let starts {
+                first = min(first ?? starts.0, starts.0)
+                last = max(last ?? starts.1, starts.1)
+            }
             return CollectorStats(app: app, eventsStored: totals[0], duplicatesDropped: totals[1],
                                   batches: totals[2], requests: totals[3],
                                   eventsByName: Dictionary(names, uniquingKeysWith: +),

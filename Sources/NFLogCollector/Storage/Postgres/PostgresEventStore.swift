@@ -450,13 +450,16 @@ public final class PostgresEventStore: EventStore, Sendable {
         // The first and last event time: the end hours through events_hours, then the exact
         // time among the events of those hours only (as SQLite's stats).
         var first: Int64?, last: Int64?
-        for try await (earliest, latest) in try await client.query("""
+        for try await (earliest, latest, earliestAggregate, latestAggregate) in try await client.query("""
             SELECT (SELECT min(timestamp_ms) FROM events WHERE app = \(app)
                         AND timestamp_ms / 3600000 = (SELECT min(timestamp_ms / 3600000) FROM events WHERE app = \(app))),
                    (SELECT max(timestamp_ms) FROM events WHERE app = \(app)
-                        AND timestamp_ms / 3600000 = (SELECT max(timestamp_ms / 3600000) FROM events WHERE app = \(app)))
-            """, logger: logger).decode((Int64?, Int64?).self) {
-            (first, last) = (earliest, latest)
+                        AND timestamp_ms / 3600000 = (SELECT max(timestamp_ms / 3600000) FROM events WHERE app = \(app))),
+                   (SELECT min(start_ms) FROM aggregates WHERE app = \(app)), (SELECT max(start_ms) FROM aggregates WHERE app = \(app))
+            """, logger: logger).decode((Int64?, Int64?, Int64?, Int64?).self) {
+            // Aggregates' starts too (a window may start before the first event stored).
+            first = [earliest, earliestAggregate].compactMap { $0 }.min()
+            last = [latest, latestAggregate].compactMap { $0 }.max()
         }
         return CollectorStats(app: app, eventsStored: totals[0], duplicatesDropped: totals[1], batches: totals[2], requests: totals[3],
                               eventsByName: names, abandonedSpans: totals[4], prunedOnDevices: totals[5],
