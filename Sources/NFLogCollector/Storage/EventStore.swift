@@ -79,6 +79,16 @@ public struct CollectorStats: Sendable, Equatable, Codable {
         self.lastEventMilliseconds = lastEventMilliseconds
     }
 
+    /// These totals with the span of the data kept.
+    func spanning(first: Int64?, last: Int64?) -> CollectorStats {
+        CollectorStats(app: app, eventsStored: eventsStored, duplicatesDropped: duplicatesDropped, batches: batches, requests: requests,
+                       eventsByName: eventsByName, abandonedSpans: abandonedSpans, prunedOnDevices: prunedOnDevices,
+                       prunedOnDevicesByName: prunedOnDevicesByName, databaseResets: databaseResets, aggregatesStored: aggregatesStored,
+                       aggregateDuplicatesDropped: aggregateDuplicatesDropped, aggregatedEvents: aggregatedEvents,
+                       eventsExpired: eventsExpired, aggregatesExpired: aggregatesExpired, quarantinedOnDevices: quarantinedOnDevices,
+                       firstEventMilliseconds: first, lastEventMilliseconds: last)
+    }
+
     /// The events kept now: stored and not yet dropped by retention.
     public var eventsKept: Int { max(eventsStored - eventsExpired, 0) }
 

@@ -88,7 +88,6 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         let totals, names, prunes: SQLiteStatement
         let upsertPrune, insertReset, addDiagnostics: SQLiteStatement
         let insertAggregate, addAggregates, aggregateTotals: SQLiteStatement
-        let firstHour, lastHour, firstInHour, lastInHour, aggregateStarts: SQLiteStatement
 
         init(_ c: SQLiteConnection) throws(SQLiteError) {
             insertContext = try c.prepare("""
@@ -165,19 +164,6 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 UPDATE totals SET aggregates = aggregates + ?1, aggregate_duplicates = aggregate_duplicates + ?2,
                     aggregated_events = min(aggregated_events + ?3, 9223372036854775807) WHERE app = ?4
                 """)
-            // The first and last event time: the end hours through events_hours (one entry
-            // each, in index order), then the exact time among the events of those hours only.
-            firstHour = try c.prepare("""
-                SELECT timestamp_ms / 3600000 FROM events INDEXED BY events_hours WHERE app = ? ORDER BY timestamp_ms / 3600000 LIMIT 1
-                """)
-            lastHour = try c.prepare("""
-                SELECT timestamp_ms / 3600000 FROM events INDEXED BY events_hours WHERE app = ? ORDER BY timestamp_ms / 3600000 DESC LIMIT 1
-                """)
-            firstInHour = try c.prepare("SELECT min(timestamp_ms) FROM events INDEXED BY events_hours WHERE app = ?1 AND timestamp_ms / 3600000 = ?2")
-            lastInHour = try c.prepare("SELECT max(timestamp_ms) FROM events INDEXED BY events_hours WHERE app = ?1 AND timestamp_ms / 3600000 = ?2")
-            // Aggregates' starts too (a window may start before the first event stored): from
-            // aggregates_names alone, one entry per aggregate, far fewer than the events they fold.
-            aggregateStarts = try c.prepare("SELECT min(start_ms), max(start_ms) FROM aggregates INDEXED BY aggregates_names WHERE app = ?")
             aggregateTotals = try c.prepare("""
                 SELECT aggregates, aggregate_duplicates, aggregated_events, events_expired, aggregates_expired FROM totals WHERE app = ?
                 """)
@@ -417,7 +403,46 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         return id
     }
 
+    /// The totals, with the span of the data kept read on the reader (``dataSpan(_:app:)``):
+    /// the writer's queue only reads the totals' few rows. Stats are answered within any read
+    /// time limit: a span that takes longer to find is left out, not waited for.
     public func stats(app: String) async throws -> CollectorStats {
+        let counts = try await totals(app: app)
+        let span: (first: Int64?, last: Int64?)
+        do { span = try await onReadQueue { connection in try Self.dataSpan(connection, app: app) } } catch is ReadTimeLimitExceeded {
+            span = (nil, nil)
+        }
+        return counts.spanning(first: span.first, last: span.last)
+    }
+
+    /// The earliest and latest device time of what `app` keeps: the events' end hours through
+    /// events_hours (one entry each, in index order), then the exact time among those hours'
+    /// events only; and the aggregates' starts from aggregates_names alone (a window may start
+    /// before the first event stored).
+    static func dataSpan(_ c: SQLiteConnection, app: String) throws(SQLiteError) -> (first: Int64?, last: Int64?) {
+        func time(_ order: String, _ pick: String) throws(SQLiteError) -> Int64? {
+            let hour = try c.prepare("""
+                SELECT timestamp_ms / 3600000 FROM events INDEXED BY events_hours WHERE app = ? ORDER BY timestamp_ms / 3600000 \(order) LIMIT 1
+                """)
+            try hour.bind(app, at: 1)
+            guard let found = try hour.collect({ $0.int64(at: 0) }).first else { return nil }
+            let within = try c.prepare("SELECT \(pick)(timestamp_ms) FROM events INDEXED BY events_hours WHERE app = ?1 AND timestamp_ms / 3600000 = ?2")
+            try within.bind(app, at: 1)
+            try within.bind(found, at: 2)
+            return try within.collect { $0.int64(at: 0) }.first
+        }
+        var first = try time("ASC", "min"), last = try time("DESC", "max")
+        let starts = try c.prepare("SELECT min(start_ms), max(start_ms) FROM aggregates INDEXED BY aggregates_names WHERE app = ?")
+        try starts.bind(app, at: 1)
+        if let found = try starts.collect({ $0.isNull(at: 0) ? nil : ($0.int64(at: 0), $0.int64(at: 1)) }).first, let found {
+            first = min(first ?? found.0, found.0)
+            last = max(last ?? found.1, found.1)
+        }
+        return (first, last)
+    }
+
+    /// The app's totals, on the writer's queue (its prepared statements).
+    private func totals(app: String) async throws -> CollectorStats {
         try await onQueue { _, s in
             try s.totals.bind(app, at: 1)
             let totals = try s.totals.collect { row in (0..<8).map { Int(row.int64(at: Int32($0))) } }.first ?? Array(repeating: 0, count: 8)
@@ -428,27 +453,13 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
             try s.aggregateTotals.bind(app, at: 1)
             let aggregates = try s.aggregateTotals.collect { row in (0..<5).map { Int(row.int64(at: Int32($0))) } }.first
                 ?? [0, 0, 0, 0, 0]
-            func time(_ hour: SQLiteStatement, _ within: SQLiteStatement) throws(SQLiteError) -> Int64? {
-                try hour.bind(app, at: 1)
-                guard let found = try hour.collect({ $0.int64(at: 0) }).first else { return nil }
-                try within.bind(app, at: 1)
-                try within.bind(found, at: 2)
-                return try within.collect { $0.int64(at: 0) }.first
-            }
-            var first = try time(s.firstHour, s.firstInHour), last = try time(s.lastHour, s.lastInHour)
-            try s.aggregateStarts.bind(app, at: 1)
-            if let starts = try s.aggregateStarts.collect({ $0.isNull(at: 0) ? nil : ($0.int64(at: 0), $0.int64(at: 1)) }).first, let starts {
-                first = min(first ?? starts.0, starts.0)
-                last = max(last ?? starts.1, starts.1)
-            }
             return CollectorStats(app: app, eventsStored: totals[0], duplicatesDropped: totals[1],
                                   batches: totals[2], requests: totals[3],
                                   eventsByName: Dictionary(names, uniquingKeysWith: +),
                                   abandonedSpans: totals[4], prunedOnDevices: totals[5],
                                   prunedOnDevicesByName: Dictionary(prunes, uniquingKeysWith: +), databaseResets: totals[6],
                                   aggregatesStored: aggregates[0], aggregateDuplicatesDropped: aggregates[1], aggregatedEvents: aggregates[2],
-                                  eventsExpired: aggregates[3], aggregatesExpired: aggregates[4], quarantinedOnDevices: totals[7],
-                                  firstEventMilliseconds: first, lastEventMilliseconds: last)
+                                  eventsExpired: aggregates[3], aggregatesExpired: aggregates[4], quarantinedOnDevices: totals[7])
         }
     }
 
@@ -457,7 +468,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     }
 
     public func report(app: String, filter: ReportFilter) async throws -> AnalyticsReport {
-        let stats = try await stats(app: app)
+        let stats = try await totals(app: app)
         return try await onReadQueue { connection in try Self.analyse(connection, app: app, stats: stats, filter: filter) }
     }
 

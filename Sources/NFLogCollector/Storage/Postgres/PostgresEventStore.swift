@@ -426,7 +426,27 @@ public final class PostgresEventStore: EventStore, Sendable {
 
     // MARK: - Reading
 
+    /// The totals, and the span of the data kept (as SQLite's ``SQLiteEventStore/stats(app:)``).
     public func stats(app: String) async throws -> CollectorStats {
+        let counts = try await totals(app: app)
+        // The first and last event time: the end hours through events_hours, then the exact
+        // time among the events of those hours only (as SQLite's stats).
+        var first: Int64?, last: Int64?
+        for try await (earliest, latest, earliestAggregate, latestAggregate) in try await client.query("""
+            SELECT (SELECT min(timestamp_ms) FROM events WHERE app = \(app)
+                        AND timestamp_ms / 3600000 = (SELECT min(timestamp_ms / 3600000) FROM events WHERE app = \(app))),
+                   (SELECT max(timestamp_ms) FROM events WHERE app = \(app)
+                        AND timestamp_ms / 3600000 = (SELECT max(timestamp_ms / 3600000) FROM events WHERE app = \(app))),
+                   (SELECT min(start_ms) FROM aggregates WHERE app = \(app)), (SELECT max(start_ms) FROM aggregates WHERE app = \(app))
+            """, logger: logger).decode((Int64?, Int64?, Int64?, Int64?).self) {
+            // Aggregates' starts too (a window may start before the first event stored).
+            first = [earliest, earliestAggregate].compactMap { $0 }.min()
+            last = [latest, latestAggregate].compactMap { $0 }.max()
+        }
+        return counts.spanning(first: first, last: last)
+    }
+
+    private func totals(app: String) async throws -> CollectorStats {
         try checkOpen()
         var totals = [Int](repeating: 0, count: 13)
         for try await row in try await client.query("""
@@ -447,26 +467,11 @@ public final class PostgresEventStore: EventStore, Sendable {
             .decode((String, Int64).self) {
             prunes[name] = Int(count)
         }
-        // The first and last event time: the end hours through events_hours, then the exact
-        // time among the events of those hours only (as SQLite's stats).
-        var first: Int64?, last: Int64?
-        for try await (earliest, latest, earliestAggregate, latestAggregate) in try await client.query("""
-            SELECT (SELECT min(timestamp_ms) FROM events WHERE app = \(app)
-                        AND timestamp_ms / 3600000 = (SELECT min(timestamp_ms / 3600000) FROM events WHERE app = \(app))),
-                   (SELECT max(timestamp_ms) FROM events WHERE app = \(app)
-                        AND timestamp_ms / 3600000 = (SELECT max(timestamp_ms / 3600000) FROM events WHERE app = \(app))),
-                   (SELECT min(start_ms) FROM aggregates WHERE app = \(app)), (SELECT max(start_ms) FROM aggregates WHERE app = \(app))
-            """, logger: logger).decode((Int64?, Int64?, Int64?, Int64?).self) {
-            // Aggregates' starts too (a window may start before the first event stored).
-            first = [earliest, earliestAggregate].compactMap { $0 }.min()
-            last = [latest, latestAggregate].compactMap { $0 }.max()
-        }
         return CollectorStats(app: app, eventsStored: totals[0], duplicatesDropped: totals[1], batches: totals[2], requests: totals[3],
                               eventsByName: names, abandonedSpans: totals[4], prunedOnDevices: totals[5],
                               prunedOnDevicesByName: prunes, databaseResets: totals[6], aggregatesStored: totals[7],
                               aggregateDuplicatesDropped: totals[8], aggregatedEvents: totals[9],
-                              eventsExpired: totals[10], aggregatesExpired: totals[11], quarantinedOnDevices: totals[12],
-                              firstEventMilliseconds: first, lastEventMilliseconds: last)
+                              eventsExpired: totals[10], aggregatesExpired: totals[11], quarantinedOnDevices: totals[12])
     }
 
     public func report(app: String) async throws -> AnalyticsReport {
@@ -477,7 +482,7 @@ public final class PostgresEventStore: EventStore, Sendable {
     /// ``SQLiteEventStore``'s for the same stored batches, in memory that does not grow with them.
     public func report(app: String, filter: ReportFilter) async throws -> AnalyticsReport {
         try checkOpen()
-        let stats = try await stats(app: app)
+        let stats = try await totals(app: app)
         let logger = self.logger
         return try await read { connection in
             try await PostgresReport.analyse(connection, app: app, stats: stats, filter: filter, logger: logger)
