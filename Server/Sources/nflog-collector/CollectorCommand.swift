@@ -6,6 +6,7 @@ import Glibc
 #endif
 import Logging
 import NFLogCollector
+import Synchronization
 
 @main
 struct CollectorCommand: AsyncParsableCommand {
@@ -93,6 +94,11 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        // Every file first, then the address: a mistake in either creates nothing.
+        for (flag, path) in [("--keys", keys), ("--read-tokens", readTokens), ("--policy-signing-key", policySigningKey),
+                             ("--tls-cert", tlsCert), ("--tls-key", tlsKey), ("--password-file", storage.passwordFile)] {
+            if let path { try InputFile.check(flag, path) }
+        }
         var configuration = CollectorConfiguration()
         configuration.host = host
         configuration.port = port
@@ -106,13 +112,15 @@ struct Serve: AsyncParsableCommand {
             configuration.rateLimit = try RateLimit(requestsPerSecond: rateLimit, burst: rateBurst)
         }
         if let readTokens {
-            configuration.readTokens = try ReadTokens(contentsOf: URL(fileURLWithPath: readTokens))
+            do { configuration.readTokens = try ReadTokens(contentsOf: URL(fileURLWithPath: readTokens)) } catch {
+                throw CommandFailure("--read-tokens: \(error)")
+            }
         } else if keys != nil {
             configuration.readTokens = .none
             FileHandle.standardError.write(Data("note: no --read-tokens file: stats, reports, lookups and exports cannot be read over HTTP (nflog-collector report/export --db read the file)\n".utf8))
         }
         if let keys {
-            configuration.keys = try AppKeys(contentsOf: URL(fileURLWithPath: keys))
+            do { configuration.keys = try AppKeys(contentsOf: URL(fileURLWithPath: keys)) } catch { throw CommandFailure("--keys: \(error)") }
             // Still accepted, so an upgrade does not lock out every app; but the file holds keys that upload.
             for entry in configuration.keys.plaintextEntries {
                 FileHandle.standardError.write(Data("""
@@ -141,25 +149,68 @@ struct Serve: AsyncParsableCommand {
         if let policies {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: policies, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw ValidationError("--policies \(policies) is not a directory")
+                throw CommandFailure(FileManager.default.fileExists(atPath: policies)
+                    ? "--policies: \(policies) is not a directory" : "--policies: no such directory \(policies)")
             }
             configuration.policiesDirectory = URL(fileURLWithPath: policies, isDirectory: true)
         }
         if let policySigningKey {
-            configuration.policySigningKey = try Keygen.readPrivateKey(policySigningKey)
+            do { configuration.policySigningKey = try Keygen.readPrivateKey(policySigningKey) } catch {
+                throw CommandFailure("--policy-signing-key: \(error)")
+            }
         }
         if let tlsCert, let tlsKey {
-            configuration.tls = try CollectorTLS(certificateFile: URL(fileURLWithPath: tlsCert), privateKeyFile: URL(fileURLWithPath: tlsKey))
+            do throws(CollectorTLSError) {
+                configuration.tls = try CollectorTLS(certificateFile: URL(fileURLWithPath: tlsCert), privateKeyFile: URL(fileURLWithPath: tlsKey))
+            } catch {
+                throw CommandFailure("\(error.path == tlsKey ? "--tls-key" : "--tls-cert"): \(error)")
+            }
         }
-        let store = try await storage.open(readTimeLimit: .milliseconds(Int64(readTimeoutS * 1_000)))
-        let server = try CollectorServer(configuration: configuration, store: store)
-        try await server.run(handleSignals: true) { url in
-            // The contract: this is the first line on stdout. Written straight to the file descriptor
-            // (no stdio buffer), so a script reading a pipe sees it at once.
-            FileHandle.standardOutput.write(Data("listening on \(url.absoluteString)\n".utf8))
+        try ListenCheck.check(host: host, port: port)
+        // Held until the store is closed: closing this descriptor earlier would drop SQLite's own
+        // locks on the file too (POSIX locks belong to the process).
+        var lock: ServeLock?
+        if let path = storage.sqlitePath { lock = try ServeLock.acquire(path) }
+        let store: any EventStore
+        do {
+            store = try await storage.open(readTimeLimit: .milliseconds(Int64(readTimeoutS * 1_000)))
+        } catch {
+            lock?.removeIfCreated()
+            if error is SQLiteStoreError { throw CommandFailure("\(error)") }
+            throw CommandFailure(lock.map { "cannot open \($0.path): \(error)" } ?? "\(error)")
+        }
+        let listening = ListeningFlag()
+        do {
+            // A write at start: a store that cannot write (a read-only file, a full disk) is
+            // refused now, not after "listening" and a /health that says ok.
+            do { try await store.probeWrite() } catch {
+                throw CommandFailure("cannot write to \(lock?.path ?? "the store"): \(error)")
+            }
+            let server = try CollectorServer(configuration: configuration, store: store)
+            try await server.run(handleSignals: true) { url in
+                listening.set()
+                // The contract: this is the first line on stdout. Written straight to the file descriptor
+                // (no stdio buffer), so a script reading a pipe sees it at once.
+                FileHandle.standardOutput.write(Data("listening on \(url.absoluteString)\n".utf8))
+            }
+        } catch {
+            await store.close()
+            guard !listening.isSet else { throw error }
+            lock?.removeIfCreated()
+            // The address was free a moment ago; if it is taken now, say so as the check does.
+            try ListenCheck.check(host: host, port: port)
+            throw error
         }
         await store.close()
+        withExtendedLifetime(lock) {}
     }
+}
+
+/// Whether the server said "listening": a failure before it is a failure to start.
+final class ListeningFlag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
 }
 
 struct Export: AsyncParsableCommand {
@@ -210,7 +261,7 @@ struct Report: AsyncParsableCommand {
     @Option(help: "Only the aggregates whose dimension KEY has VALUE, given as KEY=VALUE.")
     var dimension: String?
 
-    @Option(help: "Print the report over time instead, by hour or day (UTC): one line per bucket with events, web events and network round trips, then the measures of the 20 aggregated names with the most events, per bucket. --from and --to bound it (default: the last 168 hours or 90 days, up to the end of the current one; at most 2000 buckets).")
+    @Option(help: "Print the report over time instead, by second, minute, hour or day (UTC): one line per bucket with events, web events and network round trips, then the measures of the 20 aggregated names with the most events, per bucket. --from and --to bound it (default: the last 600 seconds, 120 minutes, 168 hours or 90 days, up to the end of the current one; at most 2000 buckets).")
     var series: String?
 
     func validate() throws {
@@ -322,7 +373,10 @@ struct Keygen: ParsableCommand {
         guard let data = FileManager.default.contents(atPath: path),
               let raw = Data(base64Encoded: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
               let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw) else {
-            throw ValidationError("\(path) does not hold a base64 Ed25519 private key (make one with: nflog-collector keygen --private-key FILE)")
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw CommandFailure(FileManager.default.fileExists(atPath: path) ? "cannot read \(path)" : "no such file \(path)")
+            }
+            throw CommandFailure("\(path) does not hold a base64 Ed25519 private key (make one with: nflog-collector keygen --private-key FILE)")
         }
         return key
     }

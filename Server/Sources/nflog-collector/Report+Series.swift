@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import NFLogCollector
 
-/// `report --series hour|day`: the report over time (``ReportSeries``) instead of the report.
+/// `report --series second|minute|hour|day`: the report over time (``ReportSeries``) instead of the report.
 extension Report {
     func validateSeries() throws {
         guard series != nil else { return }
@@ -14,7 +14,7 @@ extension Report {
     /// `nil` without `--series`.
     func seriesQuery() throws -> SeriesQuery? {
         guard let series else { return nil }
-        guard let bucket = SeriesBucket(rawValue: series) else { throw ValidationError("--series must be hour or day") }
+        guard let bucket = SeriesBucket(rawValue: series) else { throw ValidationError("--series must be one of \(SeriesBucket.names)") }
         do throws(SeriesQuery.Invalid) {
             return try SeriesQuery(bucket: bucket, from: from, to: to, appVersion: appVersion, now: Int64(Date().timeIntervalSince1970 * 1000))
         } catch {

@@ -36,6 +36,12 @@ struct StoreOptions: ParsableArguments {
         guard passwordFile == nil || postgresURL != nil else { throw ValidationError("--password-file goes with a PostgreSQL store") }
     }
 
+    /// The SQLite file, unless the store is PostgreSQL.
+    var sqlitePath: String? { postgresURL == nil ? (db ?? store ?? "") : nil }
+
+    /// The flag that named the SQLite file.
+    private var sqliteFlag: String { db != nil ? "--db" : "--store" }
+
     func open(readTimeLimit: Duration) async throws -> any EventStore {
         if let postgresURL {
             return try await PostgresEventStore(url: postgresURL, poolSize: poolSize, passwordFile: passwordFile,
@@ -44,13 +50,18 @@ struct StoreOptions: ParsableArguments {
         return try SQLiteEventStore(path: db ?? store ?? "", readTimeLimit: readTimeLimit)
     }
 
-    /// For `report` and `export`, which read a store that exists: a SQLite file that is not there
-    /// is an error, not a new database.
+    /// For `report` and `export`, which only read: a SQLite file is opened read-only and never
+    /// created, migrated or written; one that is missing, not a collector database, or of an
+    /// older or newer collector's schema is refused, saying so.
     func openExisting(readTimeLimit: Duration) async throws -> any EventStore {
-        if postgresURL == nil {
-            let path = db ?? store ?? ""
-            guard FileManager.default.fileExists(atPath: path) else { throw ValidationError("no database at \(path)") }
+        if let passwordFile { try InputFile.check("--password-file", passwordFile) }
+        guard let path = sqlitePath else {
+            return try await PostgresEventStore(url: postgresURL ?? "", poolSize: poolSize, passwordFile: passwordFile,
+                                                readTimeLimit: readTimeLimit, readingOnly: true)
         }
-        return try await open(readTimeLimit: readTimeLimit)
+        do { return try SQLiteEventStore(readingOnly: path, readTimeLimit: readTimeLimit) } catch let error as SQLiteStoreError {
+            if error.kind == .noSuchFile { throw CommandFailure("\(sqliteFlag): no such file \(path)") }
+            throw CommandFailure(error.description)
+        }
     }
 }

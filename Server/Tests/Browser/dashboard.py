@@ -200,6 +200,33 @@ def check_marks(driver, data, failures):
     return counted
 
 
+def check_default_view(driver, url, token, data, result, failures):
+    """The first view, with no range asked for, is the app's data: from its first to its last
+    event (GET /v1/stats), every kept event in it, in more than one bar."""
+    app = driver.execute_script("return document.getElementById('app').value")
+    chosen = driver.execute_script("return [document.getElementById('range').value, document.getElementById('bucket').value]")
+    stats = fetch(url + "/v1/stats?app=" + app, token) or {}
+    series, report = data["series"] or {}, data["report"] or {}
+    points = series.get("points", [])
+    kept = stats.get("events_stored", 0) - stats.get("events_expired", 0)
+    result["default_view"] = {"range": chosen[0], "bucket": chosen[1], "bars": len(points), "events_in_view": sum(p["events"] for p in points),
+                              "events_kept": kept, "first_event_ms": stats.get("first_event_ms"), "last_event_ms": stats.get("last_event_ms")}
+    if chosen[0] != "data":
+        failures.append("the default range is %r, not the app's data" % chosen[0])
+    if not isinstance(stats.get("first_event_ms"), int) or not isinstance(stats.get("last_event_ms"), int):
+        failures.append("GET /v1/stats gives no first_event_ms and last_event_ms: %r" % stats)
+    elif not (series.get("from", 0) <= stats["first_event_ms"] and stats["last_event_ms"] < series.get("to", 0)):
+        failures.append("the default view %r..%r does not hold the data %r..%r" % (
+            series.get("from"), series.get("to"), stats["first_event_ms"], stats["last_event_ms"]))
+    if sum(p["events"] for p in points) != kept or report.get("events_stored") != kept:
+        failures.append("the default view holds %d events (the report %r); the app keeps %d" % (
+            sum(p["events"] for p in points), report.get("events_stored"), kept))
+    if len(points) < 2:
+        failures.append("the default view draws %d bar(s) for the app's events" % len(points))
+    if series.get("to", 0) - series.get("from", 0) > 240 * series.get("bucket_ms", 1):
+        failures.append("the default view has %d buckets: too many to read" % ((series["to"] - series["from"]) // series["bucket_ms"]))
+
+
 def data_of(driver, url, token):
     requests = driver.execute_script("return window.__requests")
     return {name: fetch(url + path, token) for name, path in requests.items()}
@@ -236,6 +263,7 @@ def check(url, token, shots, empty_app):
             failures.append("the board was not drawn: state %r" % driver.execute_script("return window.__state"))
         result["timings"] = driver.execute_script("return window.__timings")
         data = data_of(driver, url, token)
+        check_default_view(driver, url, token, data, result, failures)
         for section in CHART_SECTIONS + ["fleet", "policy"]:
             if driver.find_elements(By.CSS_SELECTOR, "#%s .no-data" % section):
                 texts = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#%s .no-data" % section)]

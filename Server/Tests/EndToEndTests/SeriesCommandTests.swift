@@ -65,7 +65,7 @@ struct SeriesCommandTests {
         #expect(try JSONDecoder().decode([ReportSeries].self, from: Data(all.output.utf8)).map(\.app) == ["shop"])
     }
 
-    @Test("Refused before reading: a bucket that is not hour or day, an empty range, too many buckets, --dimension",
+    @Test("Refused before reading: a bucket that is not second, minute, hour or day, an empty range, too many buckets, --dimension",
           arguments: [["--series", "week"], ["--series", "hour", "--from", "5", "--to", "5"],
                       ["--series", "hour", "--from", "0", "--to", "7200000001"], ["--series", "day", "--dimension", "a=b"]])
     func refused(arguments: [String]) async throws {

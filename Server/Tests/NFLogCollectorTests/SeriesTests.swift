@@ -67,6 +67,36 @@ struct SeriesTests {
         }
     }
 
+    @Test("Seconds and minutes: the same events in finer buckets (the dashboard's view of a short span of data)", arguments: StoreKind.all)
+    func secondsAndMinutes(_ kind: StoreKind) async throws {
+        try await Self.withStore(kind, try SeriesFixtures.batches()) { store in
+            // The events of the hour's first second: the same 9 as its first 3,599,999 ms hold.
+            let seconds = try await store.series(app: "shop", query: try Self.query(.second, from: Self.hour - 1_000, to: Self.hour + 1_000))
+            #expect(seconds.points == [Self.point(Self.hour - 1_000, 1, network: (0, nil, nil)), Self.point(Self.hour, 9, web: 1, network: (5, 30, 99))])
+            #expect(seconds.bucket == .second && seconds.bucketMilliseconds == 1_000)
+            let minutes = try await store.series(app: "shop", query: try Self.query(.minute, from: Self.hour - 60_000, to: Self.hour + 60_000))
+            #expect(minutes.points == [Self.point(Self.hour - 60_000, 1, network: (0, nil, nil)), Self.point(Self.hour, 9, web: 1, network: (5, 30, 99))])
+            #expect(minutes.bucketMilliseconds == 60_000)
+            #expect(seconds.render().contains("\n  2025-06-15T16:00:00Z  9 events"), "\(seconds.render())")
+        }
+    }
+
+    @Test("Stats give the first and last time of the data kept, events' timestamps and aggregates' starts (the span the dashboard opens on); none for an app without data", arguments: StoreKind.all)
+    func eventTimes(_ kind: StoreKind) async throws {
+        try await Self.withStore(kind, try SeriesFixtures.batches()) { store in
+            let stats = try await store.stats(app: "shop")
+            // The first event, at hour - 1; the last aggregate, starting at next + 20 s after the last event.
+            #expect(stats.firstEventMilliseconds == Self.hour - 1 && stats.lastEventMilliseconds == Self.next + 20_000)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            let json = String(decoding: try encoder.encode(stats), as: UTF8.self)
+            #expect(json.contains(#""first_event_ms":\#(Self.hour - 1)"#) && json.contains(#""last_event_ms":\#(Self.next + 20_000)"#), "\(json)")
+            let none = try await store.stats(app: "nobody")
+            #expect(none.firstEventMilliseconds == nil && none.lastEventMilliseconds == nil)
+            #expect(!String(decoding: try encoder.encode(none), as: UTF8.self).contains("event_ms"))
+        }
+    }
+
     @Test("app_version keeps only the events and aggregates of contexts with that version", arguments: StoreKind.all)
     func appVersion(_ kind: StoreKind) async throws {
         try await Self.withStore(kind, try SeriesFixtures.batches()) { store in
@@ -236,7 +266,7 @@ struct SeriesHTTPTests {
         await collector.stop()
     }
 
-    @Test("400 naming the parameter: a bucket that is not hour or day, too many buckets, from not before to, bad integers, an empty app version")
+    @Test("400 naming the parameter: a bucket that is not second, minute, hour or day, too many buckets, from not before to, bad integers, an empty app version")
     func badRequests() async throws {
         let collector = try await Self.start(.sqlite)
         let cases = [

@@ -9,11 +9,30 @@ import CSQLite
     @_spi(NFLogShared) public let handle: OpaquePointer
     @_spi(NFLogShared) public let path: String
 
-    /// Opens (and creates, if missing) the database at `path`.
-    @_spi(NFLogShared) public init(path: String, busyTimeoutMilliseconds: Int32) throws(SQLiteError) {
+    /// How a connection opens its file.
+    @_spi(NFLogShared) public enum OpenMode: Sendable {
+        /// Read and write, creating the file if missing.
+        case readWriteCreate
+        /// Read only (`SQLITE_OPEN_READONLY`): never creates the file, and every write fails.
+        case readOnly
+        /// Read only, taking no locks and reading no write-ahead log (`immutable=1`): for a look
+        /// at a file that must not be touched at all, when nothing else is writing it.
+        case immutable
+    }
+
+    /// Opens the database at `path`: by default for reading and writing, created if missing.
+    @_spi(NFLogShared) public init(path: String, busyTimeoutMilliseconds: Int32, mode: OpenMode = .readWriteCreate) throws(SQLiteError) {
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        var name = path
+        var flags = SQLITE_OPEN_NOMUTEX
+        switch mode {
+        case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .immutable:
+            flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+            name = "file:" + Self.uriPath(path) + "?immutable=1"
+        }
+        let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot allocate a connection"
             if let db { sqlite3_close_v2(db) }
@@ -24,6 +43,23 @@ import CSQLite
         self.handle = db
         self.path = path
     }
+
+    /// `path` for a `file:` URI: the characters a URI gives a meaning to, percent-encoded.
+    private static func uriPath(_ path: String) -> String {
+        var out = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0..<0x21, 0x7f...:
+                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            default: out.unicodeScalars.append(Unicode.Scalar(byte))
+            }
+        }
+        return out
+    }
+
+    /// Whether the file is open read-only: opened so, or SQLite could not open it for writing
+    /// (a read-only file opens for reading without an error, and fails at the first write).
+    @_spi(NFLogShared) public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 
     deinit {
         // close_v2 defers the close until every statement is finalized, so order does not matter.
@@ -97,4 +133,8 @@ import CSQLite
         let extended = sqlite3_extended_errcode(handle)
         return SQLiteError(code: extended != 0 ? extended : rc, message: lastErrorMessage, statement: sql)
     }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

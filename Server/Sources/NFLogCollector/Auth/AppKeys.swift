@@ -6,7 +6,10 @@ public import Foundation
 public struct AppKeysError: Error, Sendable, Equatable, CustomStringConvertible {
     public let path: String
     public let reason: String
-    public var description: String { "keys file \(path): \(reason)" }
+    /// What the file is, as the message names it: "keys file" (`--keys`) or "read tokens file"
+    /// (`--read-tokens`).
+    public var kind = "keys file"
+    public var description: String { "\(kind) \(path): \(reason)" }
 }
 
 /// The app keys a collector accepts, each naming the app its events belong to.

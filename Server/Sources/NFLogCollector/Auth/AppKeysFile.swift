@@ -27,7 +27,7 @@ public enum AppKeysFile {
         case .allApps: apps = "*"
         case .apps(let names):
             guard !names.isEmpty, names.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 256 }) else {
-                throw AppKeysError(path: path, reason: "a read token needs one or more apps of 1…256 bytes, or *")
+                throw AppKeysError(path: path, reason: "a read token needs one or more apps of 1…256 bytes, or *", kind: "read tokens file")
             }
             apps = names
         }

@@ -42,7 +42,7 @@ public struct ReadTokens: Sendable {
     /// Reads a read tokens file.
     /// - Throws: ``AppKeysError`` naming the entry that is wrong.
     public init(contentsOf url: URL) throws(AppKeysError) {
-        func fail(_ reason: String) -> AppKeysError { AppKeysError(path: url.path, reason: reason) }
+        func fail(_ reason: String) -> AppKeysError { AppKeysError(path: url.path, reason: reason, kind: "read tokens file") }
         let data: Data
         do { data = try Data(contentsOf: url) } catch { throw fail("cannot be read: \(error.localizedDescription)") }
         guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],

@@ -8,7 +8,8 @@ enum SecretsFileWriter {
     ///   would refuse is never extended.
     static func append(_ entry: [String: Any], to arrayKey: String, in path: String,
                        check: (URL) throws(AppKeysError) -> Void) throws(AppKeysError) {
-        func fail(_ reason: String) -> AppKeysError { AppKeysError(path: path, reason: reason) }
+        let kind = arrayKey == "tokens" ? "read tokens file" : "keys file"
+        func fail(_ reason: String) -> AppKeysError { AppKeysError(path: path, reason: reason, kind: kind) }
         let url = URL(fileURLWithPath: path)
         var root: [String: Any] = [:]
         if FileManager.default.fileExists(atPath: path) {
@@ -26,19 +27,19 @@ enum SecretsFileWriter {
         } catch {
             throw fail("cannot be written as JSON: \(error.localizedDescription)")
         }
-        try replace(url, with: data + Data("\n".utf8))
+        try replace(url, with: data + Data("\n".utf8), kind: kind)
     }
 
     /// Writes a new owner-only file beside `url` and renames it over `url`: a crash leaves the old
     /// file or the new one, never half of one, and a collector never reads a partial file.
-    private static func replace(_ url: URL, with data: Data) throws(AppKeysError) {
+    private static func replace(_ url: URL, with data: Data, kind: String) throws(AppKeysError) {
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
         guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
-            throw AppKeysError(path: url.path, reason: "cannot write \(temporary.lastPathComponent) beside it")
+            throw AppKeysError(path: url.path, reason: "cannot write \(temporary.lastPathComponent) beside it", kind: kind)
         }
         guard rename(temporary.path, url.path) == 0 else {
             try? FileManager.default.removeItem(at: temporary)
-            throw AppKeysError(path: url.path, reason: "cannot be replaced")
+            throw AppKeysError(path: url.path, reason: "cannot be replaced", kind: kind)
         }
     }
 }

@@ -25,7 +25,7 @@ extension CollectorRoutes {
         case nil: bucket = .hour
         case let text?:
             guard let parsed = SeriesBucket(rawValue: text) else {
-                throw CollectorHTTPError(.badRequest, message: "bucket must be hour or day", path: "bucket")
+                throw CollectorHTTPError(.badRequest, message: "bucket must be one of \(SeriesBucket.names)", path: "bucket")
             }
             bucket = parsed
         }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The report over time: for each hour or day (``SeriesBucket``, UTC) of a ``SeriesQuery``'s
+/// The report over time: for each second, minute, hour or day (``SeriesBucket``, UTC) of a ``SeriesQuery``'s
 /// range, how many events the app logged, how many from web content, and its network round trips;
 /// and for the aggregated names with the most events, each measure merged per bucket.
 ///
@@ -151,7 +151,8 @@ public struct ReportSeries: Sendable, Equatable, Codable {
         return lines.joined(separator: "\n")
     }
 
-    /// Writes a time as `2025-06-15T14:00Z` for hours, `2025-06-15` for days (UTC); one
+    /// Writes a time as `2025-06-15T14:00Z` for minutes and hours, `2025-06-15T14:00:05Z` for
+    /// seconds, `2025-06-15` for days (UTC); one
     /// formatter for every line.
     private func timeFormat() -> (Int64) -> String {
         let formatter = ISO8601DateFormatter()
@@ -161,7 +162,7 @@ public struct ReportSeries: Sendable, Equatable, Codable {
         return { milliseconds in
             let text = formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1_000))
             // The formatter writes seconds; a bucket's start has none (a range's end may).
-            return day || !text.hasSuffix(":00Z") ? text : String(text.dropLast(4)) + "Z"
+            return day || bucket == .second || !text.hasSuffix(":00Z") ? text : String(text.dropLast(4)) + "Z"
         }
     }
 

@@ -48,11 +48,17 @@ public struct CollectorStats: Sendable, Equatable, Codable {
     public let aggregatesExpired: Int
     /// Events this collector refused for good that devices reported setting aside (quarantined).
     public let quarantinedOnDevices: Int
+    /// The earliest and the latest device time of the data kept (Unix milliseconds): an event's
+    /// timestamp (a span's start) or an aggregate's start; `nil` when nothing is kept. The span
+    /// that holds the app's data, which the dashboard opens on.
+    public let firstEventMilliseconds: Int64?
+    public let lastEventMilliseconds: Int64?
 
     init(app: String, eventsStored: Int, duplicatesDropped: Int, batches: Int, requests: Int, eventsByName: [String: Int],
          abandonedSpans: Int, prunedOnDevices: Int, prunedOnDevicesByName: [String: Int], databaseResets: Int,
          aggregatesStored: Int, aggregateDuplicatesDropped: Int, aggregatedEvents: Int,
-         eventsExpired: Int = 0, aggregatesExpired: Int = 0, quarantinedOnDevices: Int = 0) {
+         eventsExpired: Int = 0, aggregatesExpired: Int = 0, quarantinedOnDevices: Int = 0,
+         firstEventMilliseconds: Int64? = nil, lastEventMilliseconds: Int64? = nil) {
         self.app = app
         self.eventsStored = eventsStored
         self.duplicatesDropped = duplicatesDropped
@@ -69,6 +75,18 @@ public struct CollectorStats: Sendable, Equatable, Codable {
         self.eventsExpired = eventsExpired
         self.aggregatesExpired = aggregatesExpired
         self.quarantinedOnDevices = quarantinedOnDevices
+        self.firstEventMilliseconds = firstEventMilliseconds
+        self.lastEventMilliseconds = lastEventMilliseconds
+    }
+
+    /// These totals with the span of the data kept.
+    func spanning(first: Int64?, last: Int64?) -> CollectorStats {
+        CollectorStats(app: app, eventsStored: eventsStored, duplicatesDropped: duplicatesDropped, batches: batches, requests: requests,
+                       eventsByName: eventsByName, abandonedSpans: abandonedSpans, prunedOnDevices: prunedOnDevices,
+                       prunedOnDevicesByName: prunedOnDevicesByName, databaseResets: databaseResets, aggregatesStored: aggregatesStored,
+                       aggregateDuplicatesDropped: aggregateDuplicatesDropped, aggregatedEvents: aggregatedEvents,
+                       eventsExpired: eventsExpired, aggregatesExpired: aggregatesExpired, quarantinedOnDevices: quarantinedOnDevices,
+                       firstEventMilliseconds: first, lastEventMilliseconds: last)
     }
 
     /// The events kept now: stored and not yet dropped by retention.
@@ -89,6 +107,8 @@ public struct CollectorStats: Sendable, Equatable, Codable {
         case eventsExpired = "events_expired"
         case aggregatesExpired = "aggregates_expired"
         case quarantinedOnDevices = "quarantined_on_devices"
+        case firstEventMilliseconds = "first_event_ms"
+        case lastEventMilliseconds = "last_event_ms"
     }
 }
 
@@ -111,7 +131,9 @@ extension CollectorStats {
                   aggregatedEvents: try c.decodeIfPresent(Int.self, forKey: .aggregatedEvents) ?? 0,
                   eventsExpired: try c.decodeIfPresent(Int.self, forKey: .eventsExpired) ?? 0,
                   aggregatesExpired: try c.decodeIfPresent(Int.self, forKey: .aggregatesExpired) ?? 0,
-                  quarantinedOnDevices: try c.decodeIfPresent(Int.self, forKey: .quarantinedOnDevices) ?? 0)
+                  quarantinedOnDevices: try c.decodeIfPresent(Int.self, forKey: .quarantinedOnDevices) ?? 0,
+                  firstEventMilliseconds: try c.decodeIfPresent(Int64.self, forKey: .firstEventMilliseconds),
+                  lastEventMilliseconds: try c.decodeIfPresent(Int64.self, forKey: .lastEventMilliseconds))
     }
 }
 

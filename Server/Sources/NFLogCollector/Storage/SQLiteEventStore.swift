@@ -39,6 +39,13 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         self.readTimeLimit = readTimeLimit
         self.path = path
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
+        // SQLite opens a file it may not write for reading, without an error: said now, not at
+        // the first upload.
+        if connection.isReadOnly {
+            throw SQLiteStoreError(.notWritable, path: path, """
+                \(path) is read-only to this process: the collector writes to its database; make it writable or choose another file
+                """)
+        }
         try connection.enableWriteAheadLog(durableCommits: durableCommits)
         try SQLiteMigrator.migrate(connection, CollectorSchema.migrations)
         self.statements = try Statements(connection)
@@ -48,6 +55,24 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         try reader.execute("PRAGMA query_only = 1")
         self.reader = reader
         self.checkpointer = try WALCheckpointer(path: path, writer: connection, writerQueue: queue)
+    }
+
+    /// Opens the collector database at `path` to read it only, as `nflog-collector report` and
+    /// `export` do: the file is never created, migrated or written (`SQLITE_OPEN_READONLY`), and
+    /// every write through the store fails.
+    /// - Throws: ``SQLiteStoreError`` when there is no such file, it cannot be read, it is not a
+    ///   collector database, or its schema is another release's (older: `serve` migrates it).
+    public init(readingOnly path: String, readTimeLimit: Duration = .seconds(30)) throws {
+        self.readTimeLimit = readTimeLimit
+        self.path = path
+        let connection = try CollectorSchema.openForReading(path)
+        try connection.execute("PRAGMA query_only = 1")
+        self.statements = try Statements(connection)
+        self.connection = connection
+        let reader = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000, mode: .readOnly)
+        try reader.execute("PRAGMA query_only = 1")
+        self.reader = reader
+        self.checkpointer = WALCheckpointer(readOnlyWriter: connection, writerQueue: queue)
     }
 
     /// A `PRAGMA` of the writer's connection, read on its queue, for the tests that hold the
@@ -378,7 +403,46 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         return id
     }
 
+    /// The totals, with the span of the data kept read on the reader (``dataSpan(_:app:)``):
+    /// the writer's queue only reads the totals' few rows. Stats are answered within any read
+    /// time limit: a span that takes longer to find is left out, not waited for.
     public func stats(app: String) async throws -> CollectorStats {
+        let counts = try await totals(app: app)
+        let span: (first: Int64?, last: Int64?)
+        do { span = try await onReadQueue { connection in try Self.dataSpan(connection, app: app) } } catch is ReadTimeLimitExceeded {
+            span = (nil, nil)
+        }
+        return counts.spanning(first: span.first, last: span.last)
+    }
+
+    /// The earliest and latest device time of what `app` keeps: the events' end hours through
+    /// events_hours (one entry each, in index order), then the exact time among those hours'
+    /// events only; and the aggregates' starts from aggregates_names alone (a window may start
+    /// before the first event stored).
+    static func dataSpan(_ c: SQLiteConnection, app: String) throws(SQLiteError) -> (first: Int64?, last: Int64?) {
+        func time(_ order: String, _ pick: String) throws(SQLiteError) -> Int64? {
+            let hour = try c.prepare("""
+                SELECT timestamp_ms / 3600000 FROM events INDEXED BY events_hours WHERE app = ? ORDER BY timestamp_ms / 3600000 \(order) LIMIT 1
+                """)
+            try hour.bind(app, at: 1)
+            guard let found = try hour.collect({ $0.int64(at: 0) }).first else { return nil }
+            let within = try c.prepare("SELECT \(pick)(timestamp_ms) FROM events INDEXED BY events_hours WHERE app = ?1 AND timestamp_ms / 3600000 = ?2")
+            try within.bind(app, at: 1)
+            try within.bind(found, at: 2)
+            return try within.collect { $0.int64(at: 0) }.first
+        }
+        var first = try time("ASC", "min"), last = try time("DESC", "max")
+        let starts = try c.prepare("SELECT min(start_ms), max(start_ms) FROM aggregates INDEXED BY aggregates_names WHERE app = ?")
+        try starts.bind(app, at: 1)
+        if let found = try starts.collect({ $0.isNull(at: 0) ? nil : ($0.int64(at: 0), $0.int64(at: 1)) }).first, let found {
+            first = min(first ?? found.0, found.0)
+            last = max(last ?? found.1, found.1)
+        }
+        return (first, last)
+    }
+
+    /// The app's totals, on the writer's queue (its prepared statements).
+    private func totals(app: String) async throws -> CollectorStats {
         try await onQueue { _, s in
             try s.totals.bind(app, at: 1)
             let totals = try s.totals.collect { row in (0..<8).map { Int(row.int64(at: Int32($0))) } }.first ?? Array(repeating: 0, count: 8)
@@ -404,7 +468,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     }
 
     public func report(app: String, filter: ReportFilter) async throws -> AnalyticsReport {
-        let stats = try await stats(app: app)
+        let stats = try await totals(app: app)
         return try await onReadQueue { connection in try Self.analyse(connection, app: app, stats: stats, filter: filter) }
     }
 

@@ -37,6 +37,13 @@ final class WALCheckpointer: @unchecked Sendable {
         self.writerQueue = writerQueue
     }
 
+    /// For a store that only reads: no checkpoint is ever made (the connection could not).
+    init(readOnlyWriter writer: SQLiteConnection, writerQueue: DispatchQueue) {
+        connection = nil
+        self.writer = writer
+        self.writerQueue = writerQueue
+    }
+
     /// Sets the writer's checkpoint threshold (0: none); on `writerQueue`. A pragma that fails
     /// leaves SQLite's checkpoints as they were, which costs speed, never data.
     private func setWriterCheckpoints(pages: Int) {

@@ -44,9 +44,11 @@ var NFCharts = (function () {
     return { root: root, width: width, height: height };
   }
 
-  function utc(ms, withHour) {
+  // A tick's time, as fine as the buckets: seconds, minutes, or days.
+  function utc(ms, bucketMs) {
     var iso = new Date(ms).toISOString();
-    return withHour ? iso.slice(5, 10) + " " + iso.slice(11, 16) : iso.slice(0, 10);
+    if (bucketMs < 60000) return iso.slice(11, 19);
+    return bucketMs < 24 * HOUR ? iso.slice(5, 10) + " " + iso.slice(11, 16) : iso.slice(0, 10);
   }
 
   // A time axis over [from, to) and a value axis from 0 to `top`.
@@ -64,7 +66,7 @@ var NFCharts = (function () {
       var at = from + Math.round((span * i) / ticks / bucketMs) * bucketMs;
       var x = plot.x + ((at - from) / span) * plot.w;
       var anchor = i === 0 ? "start" : i === ticks ? "end" : "middle";
-      label(canvas.root, x, canvas.height - 6, utc(at, bucketMs < 24 * HOUR), anchor);
+      label(canvas.root, x, canvas.height - 6, utc(at, bucketMs), anchor);
     }
     return plot;
   }

@@ -11,13 +11,18 @@
   var HOUR = 3600000;
   var DAY = 24 * HOUR;
   var RANGES = { "24h": DAY, "7d": 7 * DAY, "30d": 30 * DAY, "90d": 90 * DAY };
+  var BUCKETS = { second: 1000, minute: 60000, hour: HOUR, day: DAY };
   var MAX_BUCKETS = 2000;
+  // The most bars the "its data" range draws: the finest bucket that keeps to it is chosen.
+  var READABLE_BUCKETS = 240;
   var TOP_NAMES = 15;
   var TOP_USE_CASES = 15;
   var TOP_RATES = 10;
   var TOP_AGGREGATES = 20;
 
-  var state = { token: null, apps: [], versions: {}, last: null, loading: 0, showAllUseCases: false, funnel: null, measure: null };
+  // spans: per app, its first and last event time from /v1/stats (null: none, or not said);
+  // autoBucket: the "its data" range picks the bucket until one is chosen.
+  var state = { token: null, apps: [], versions: {}, spans: {}, autoBucket: true, last: null, loading: 0, showAllUseCases: false, funnel: null, measure: null };
   window.__done = false;
   window.__state = "starting";
 
@@ -159,12 +164,36 @@
 
   // The controls as a request: [from, to) aligned to whole buckets (UTC), so that the report
   // and the series cover exactly the same events.
+  // [from, to) of whole buckets of `bucketMs` holding the span's events.
+  function around(span, bucketMs) {
+    return [Math.floor(span.first / bucketMs) * bucketMs, Math.ceil((span.last + 1) / bucketMs) * bucketMs];
+  }
+
+  // The finest bucket that cuts the span into at most READABLE_BUCKETS bars: a demo's seconds
+  // of events per second, a day of them per hour.
+  function dataBucket(span) {
+    if (!span) return "hour";
+    var names = ["second", "minute", "hour", "day"];
+    for (var i = 0; i < names.length; i++) {
+      var range = around(span, BUCKETS[names[i]]);
+      if ((range[1] - range[0]) / BUCKETS[names[i]] <= READABLE_BUCKETS) return names[i];
+    }
+    return "day";
+  }
+
   function query() {
-    var bucket = $("bucket").value === "day" ? "day" : "hour";
-    var bucketMs = bucket === "day" ? DAY : HOUR;
+    var bucket = BUCKETS[$("bucket").value] ? $("bucket").value : "hour";
+    var bucketMs = BUCKETS[bucket];
     var range = $("range").value;
+    var span = state.spans[$("app").value];
     var from, to;
-    if (range === "custom") {
+    if (range === "data" && span) {
+      var data = around(span, bucketMs);
+      to = data[1];
+      // A device clock years off can stretch the span past what the series gives at once: the
+      // latest days then.
+      from = state.autoBucket ? Math.max(data[0], to - MAX_BUCKETS * bucketMs) : data[0];
+    } else if (range === "custom") {
       var start = Date.parse($("from").value + "T00:00:00Z");
       var end = Date.parse($("to").value + "T00:00:00Z") + DAY;
       if (!(start >= 0) || !(end > start)) return { error: "choose a start and an end day, the end not before the start" };
@@ -172,10 +201,11 @@
       to = Math.ceil((state.customTo !== undefined ? state.customTo : end) / bucketMs) * bucketMs;
     } else {
       to = Math.ceil(Date.now() / bucketMs) * bucketMs;
+      // "its data" of an app without events (or a collector that does not say): the last week.
       from = to - Math.max(RANGES[range] || 7 * DAY, bucketMs);
     }
     if ((to - from) / bucketMs > MAX_BUCKETS) {
-      return { error: "this range holds more than " + grouped(MAX_BUCKETS) + " " + bucket + "s: choose per day" };
+      return { error: "this range holds more than " + grouped(MAX_BUCKETS) + " " + bucket + "s: choose a longer bucket (per " + (bucket === "hour" ? "day" : "hour") + ")" };
     }
     return { app: $("app").value, range: range, bucket: bucket, bucketMs: bucketMs, from: from, to: to, version: $("version").value };
   }
@@ -247,8 +277,11 @@
         app.appendChild(option);
       });
       if (fragment.app && state.apps.indexOf(fragment.app) >= 0) app.value = fragment.app;
-      if (RANGES[fragment.range] || fragment.range === "custom") $("range").value = fragment.range;
-      if (fragment.bucket === "day" || fragment.bucket === "hour") $("bucket").value = fragment.bucket;
+      if (RANGES[fragment.range] || fragment.range === "custom" || fragment.range === "data") $("range").value = fragment.range;
+      if (BUCKETS[fragment.bucket]) {
+        $("bucket").value = fragment.bucket;
+        state.autoBucket = false;
+      }
       if (fragment.range === "custom") {
         var from = Number(fragment.from), to = Number(fragment.to);
         if (from >= 0 && to > from) {
@@ -287,7 +320,21 @@
     s.value = chosen || "";
   }
 
+  // The app's first and last event time (GET /v1/stats), once per app, before a view of "its data".
+  function loadSpan(app) {
+    return get("/v1/stats?app=" + encodeURIComponent(app)).then(function (answer) {
+      var stats = answer.ok ? answer.json : null;
+      state.spans[app] = stats && typeof stats.first_event_ms === "number" && typeof stats.last_event_ms === "number"
+        ? { first: stats.first_event_ms, last: stats.last_event_ms } : null;
+    });
+  }
+
   function load() {
+    var app = $("app").value;
+    if ($("range").value === "data") {
+      if (!(app in state.spans)) return loadSpan(app).then(load);
+      if (state.autoBucket) $("bucket").value = dataBucket(state.spans[app]);
+    }
     var q = query();
     if (q.error) {
       $("status").textContent = q.error;
@@ -710,17 +757,24 @@
       load();
     });
     $("signout").addEventListener("click", function () { forget("The token was forgotten."); });
-    $("app").addEventListener("change", function () { setVersions(state.versions[$("app").value] || [], ""); state.funnel = null; state.measure = null; load(); });
+    $("app").addEventListener("change", function () {
+      setVersions(state.versions[$("app").value] || [], "");
+      state.funnel = null;
+      state.measure = null;
+      if ($("range").value === "data") state.autoBucket = true;
+      load();
+    });
     $("range").addEventListener("change", function () {
       var range = $("range").value;
-      $("bucket").value = range === "30d" || range === "90d" ? "day" : range === "custom" ? $("bucket").value : "hour";
+      state.autoBucket = range === "data";
+      if (range !== "data") $("bucket").value = range === "30d" || range === "90d" ? "day" : range === "custom" ? $("bucket").value : "hour";
       showCustom();
       if (range !== "custom") load();
     });
     ["from", "to"].forEach(function (id) {
       $(id).addEventListener("change", function () { state.customFrom = undefined; state.customTo = undefined; });
     });
-    $("bucket").addEventListener("change", function () { load(); });
+    $("bucket").addEventListener("change", function () { state.autoBucket = false; load(); });
     $("version").addEventListener("change", function () { load(); });
     var resizing = null;
     window.addEventListener("resize", function () {

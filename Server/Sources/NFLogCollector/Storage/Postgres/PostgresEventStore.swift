@@ -43,7 +43,10 @@ public final class PostgresEventStore: EventStore, Sendable {
     ///   - passwordFile: a file whose first line is the password; without it `PGPASSWORD` is read.
     ///     The URL must not carry one.
     ///   - readTimeLimit: how long one statement of a read may run (``readTimeLimit``).
+    ///   - readingOnly: check the schema instead of migrating it (`nflog-collector report` and
+    ///     `export`, which never write): a database without this release's schema is refused.
     public init(url: String, poolSize: Int = 8, passwordFile: String? = nil, readTimeLimit: Duration = .seconds(30),
+                readingOnly: Bool = false,
                 logger: Logger = Logger(label: "nflog-collector.postgres")) async throws {
         let parsed = try PostgresURL(url, passwordFile: passwordFile)
         // The pool's own log at error level: it warns at every lease made before run() started,
@@ -58,7 +61,11 @@ public final class PostgresEventStore: EventStore, Sendable {
         self.readTimeLimit = readTimeLimit
         do {
             try await client.withConnection { connection in
-                _ = try await PostgresSchema.migrate(connection, logger: logger)
+                if readingOnly {
+                    try await PostgresSchema.checkCurrent(connection, logger: logger)
+                } else {
+                    _ = try await PostgresSchema.migrate(connection, logger: logger)
+                }
             }
         } catch {
             runner.cancel()
@@ -419,7 +426,27 @@ public final class PostgresEventStore: EventStore, Sendable {
 
     // MARK: - Reading
 
+    /// The totals, and the span of the data kept (as SQLite's ``SQLiteEventStore/stats(app:)``).
     public func stats(app: String) async throws -> CollectorStats {
+        let counts = try await totals(app: app)
+        // The first and last event time: the end hours through events_hours, then the exact
+        // time among the events of those hours only (as SQLite's stats).
+        var first: Int64?, last: Int64?
+        for try await (earliest, latest, earliestAggregate, latestAggregate) in try await client.query("""
+            SELECT (SELECT min(timestamp_ms) FROM events WHERE app = \(app)
+                        AND timestamp_ms / 3600000 = (SELECT min(timestamp_ms / 3600000) FROM events WHERE app = \(app))),
+                   (SELECT max(timestamp_ms) FROM events WHERE app = \(app)
+                        AND timestamp_ms / 3600000 = (SELECT max(timestamp_ms / 3600000) FROM events WHERE app = \(app))),
+                   (SELECT min(start_ms) FROM aggregates WHERE app = \(app)), (SELECT max(start_ms) FROM aggregates WHERE app = \(app))
+            """, logger: logger).decode((Int64?, Int64?, Int64?, Int64?).self) {
+            // Aggregates' starts too (a window may start before the first event stored).
+            first = [earliest, earliestAggregate].compactMap { $0 }.min()
+            last = [latest, latestAggregate].compactMap { $0 }.max()
+        }
+        return counts.spanning(first: first, last: last)
+    }
+
+    private func totals(app: String) async throws -> CollectorStats {
         try checkOpen()
         var totals = [Int](repeating: 0, count: 13)
         for try await row in try await client.query("""
@@ -455,7 +482,7 @@ public final class PostgresEventStore: EventStore, Sendable {
     /// ``SQLiteEventStore``'s for the same stored batches, in memory that does not grow with them.
     public func report(app: String, filter: ReportFilter) async throws -> AnalyticsReport {
         try checkOpen()
-        let stats = try await stats(app: app)
+        let stats = try await totals(app: app)
         let logger = self.logger
         return try await read { connection in
             try await PostgresReport.analyse(connection, app: app, stats: stats, filter: filter, logger: logger)

@@ -171,6 +171,33 @@ enum PostgresSchema {
         ]),
     ]
 
+    /// Refuses, changing nothing, a database that lacks this release's migrations or has newer
+    /// ones: what reads only must neither create nor migrate the schema.
+    static func checkCurrent(_ connection: PostgresConnection, logger: Logger) async throws {
+        var exists = false
+        for try await name in try await connection.query("SELECT to_regclass('schema_migrations')::text", logger: logger)
+            .decode(String?.self) {
+            exists = name != nil
+        }
+        guard exists else {
+            throw PostgresStoreError.configuration(
+                "the database holds no collector schema (no table schema_migrations): run nflog-collector serve --postgres URL once to create it")
+        }
+        var applied = Set<Int>()
+        for try await version in try await connection.query("SELECT version FROM schema_migrations", logger: logger).decode(Int.self) {
+            applied.insert(version)
+        }
+        let known = Set(migrations.map(\.version))
+        if !known.isSubset(of: applied) {
+            throw PostgresStoreError.configuration(
+                "the database was written by an older collector (it lacks schema version \(known.subtracting(applied).sorted().map(String.init).joined(separator: ", "))): run nflog-collector serve --postgres URL once to migrate it, then read it")
+        }
+        if let newer = applied.subtracting(known).max() {
+            throw PostgresStoreError.configuration(
+                "the database was written by a newer collector (schema version \(newer)): read it with that release")
+        }
+    }
+
     /// Applies the migrations `connection`'s database lacks, under the advisory lock; returns the
     /// versions it applied (none when another collector or an earlier start did).
     @discardableResult
