@@ -20,7 +20,7 @@ final class DemoBackend: Sendable {
         (self.url, self.logger, self.group, self.task, self.directory) = (url, logger, group, task, directory)
     }
 
-    static func start(collector: URL, appKey: String, pinning: CertificatePinning?) async throws -> DemoBackend {
+    static func start(collector: URL, appKey: String, pinning: CertificatePinning?, requestTimeout: Double) async throws -> DemoBackend {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-demo-backend-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var configuration = Configuration(databaseURL: directory.appendingPathComponent("events.sqlite"),
@@ -30,6 +30,7 @@ final class DemoBackend: Sendable {
         configuration.upload.interval = 1
         configuration.upload.initialBackoff = 0.2
         configuration.upload.maxBackoff = 1
+        configuration.upload.requestTimeout = requestTimeout
         configuration.network.pinning = pinning
         let logger = try NFLogger(configuration: configuration)
 
@@ -68,12 +69,7 @@ final class DemoBackend: Sendable {
     func stop() async -> (diagnostics: Diagnostics, flushed: FlushResult) {
         await group.triggerGracefulShutdown()
         _ = await task.result
-        var flushed = await logger.flush()
-        let deadline = ContinuousClock.now + .seconds(30)
-        while (flushed.remainingEvents > 0 || flushed.error != nil) && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(100))
-            flushed = await logger.flush()
-        }
+        let flushed = await logger.deliverAll()
         let diagnostics = await logger.diagnostics()
         await logger.close()
         try? FileManager.default.removeItem(at: directory)

@@ -34,7 +34,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "About how many logging calls the simulated app makes.")
     var events = 1_500
 
-    @Option(help: "How many sessions (foreground periods) the simulated user has.")
+    @Option(help: "How many foreground periods the simulated user has (each starts a session of the SDK's, unless it follows a short absence).")
     var sessions = 8
 
     @Option(help: "The collector is unreachable for this many seconds, then comes back.")
@@ -43,7 +43,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Keep the SDK's database here (a second run on the same path delivers what the first left).")
     var db: String?
 
-    @Option(help: "Encrypt event parameters in the SDK's database with this key file (32 bytes, raw, base64 or hex; `openssl rand -base64 32`).")
+    @Option(help: "Encrypt event parameters in the SDK's database with this key file (32 bytes, raw, base64 or hex; `openssl rand -base64 32`). The database only: outputs write plain text, so the demo then leaves out its JSON-lines file output.")
     var encryptionKeyFile: String?
 
     @Option(help: "Trust only this certificate (PEM or DER) for --collector https://…: the SDK pins it.")
@@ -102,21 +102,21 @@ struct DemoCommand: AsyncParsableCommand {
         .appendingPathComponent("Policies/default.json")
 
     func run() async throws {
-        let started = ContinuousClock.now
         let pinning = try pinCert.map { try CertificatePinning(contentsOf: [URL(fileURLWithPath: $0)]) }
         let transport = DefaultHTTPTransport(timeout: requestTimeout, pinning: pinning)
+        // What no retry can mend is found before anything starts: a policy the SDK would refuse,
+        // a collector nothing answers for, a certificate not trusted.
         let server: DemoCollector
         if let collector, let url = URL(string: collector) {
+            try await Preflight.collector(url, transport: transport, pinCert: pinCert, attempts: DemoCollector.attempts)
             server = .remote(url, appKey: appKey, readToken: readToken, readApp: readApp, transport: transport)
         } else {
-            let path = policy.map { URL(fileURLWithPath: $0) } ?? Self.defaultPolicy
-            guard let data = FileManager.default.contents(atPath: path.path) else {
-                throw DemoError("cannot read the policy \(path.path)")
-            }
+            let data = try Preflight.policy(at: policy.map { URL(fileURLWithPath: $0) } ?? Self.defaultPolicy, given: policy != nil)
             server = try await .embedded(policy: data)
         }
+        let started = ContinuousClock.now
         // The app's backend, with an NFLogger of its own: the app's use cases reach it.
-        let backend = try await DemoBackend.start(collector: server.url, appKey: server.appKey, pinning: pinning)
+        let backend = try await DemoBackend.start(collector: server.url, appKey: server.appKey, pinning: pinning, requestTimeout: requestTimeout)
         let databaseURL = db.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("nflog-demo-\(UUID().uuidString)").appendingPathComponent("events.sqlite")
 
@@ -133,10 +133,12 @@ struct DemoCommand: AsyncParsableCommand {
         configuration.upload.initialBackoff = 0.2
         configuration.upload.maxBackoff = 1
         configuration.upload.requestTimeout = requestTimeout
-        configuration.sessionIdleTimeout = 0.05
+        configuration.sessionIdleTimeout = SimulatedApp.sessionIdleTimeout
         // A second, durable output beside the collector: the network events also go to files.
+        // Not with --encryption-key-file: the key seals the SDK's database only, and these files
+        // would hold the same parameters in plain text beside it.
         let jsonLines = databaseURL.deletingLastPathComponent().appendingPathComponent("jsonl")
-        configuration.outputs = [JSONLinesOutput(directory: jsonLines, pattern: "net.**")]
+        if encryptionKeyFile == nil { configuration.outputs = [JSONLinesOutput(directory: jsonLines, pattern: "net.**")] }
         let logger = try NFLogger(configuration: configuration)
         // A flaky network may lose the first fetch: a few more, a little apart, as for the audit.
         var policyUpdate = await logger.refreshPolicy()
@@ -165,24 +167,16 @@ struct DemoCommand: AsyncParsableCommand {
         // An aggregate travels once its window ends, or at a flush once it has been open a
         // second: give the last frame timings' aggregates that second.
         if tally.counts.aggregated > 0 { try await Task.sleep(for: .milliseconds(1_050)) }
-        // Deliver: wait out the offline period and any retries, giving up only after a minute in
-        // which nothing more was delivered (a collector asking for Retry-After pauses takes long
-        // but keeps making progress).
+        // Deliver: wait out the offline period and any retries, for as long as delivery keeps
+        // making progress (a collector asking for Retry-After pauses takes long but gets there).
         status.update(phase: "delivering", done: app.calls, total: app.calls)
-        var flushed = await logger.flush()
-        var deadline = started + .milliseconds(Int64(offlineSeconds * 1_000)) + .seconds(60)
-        var fewestRemaining = flushed.remainingEvents
-        while (flushed.remainingEvents > 0 || flushed.error != nil) && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
-            flushed = await logger.flush()
-            if flushed.remainingEvents < fewestRemaining {
-                fewestRemaining = flushed.remainingEvents
-                deadline = max(deadline, ContinuousClock.now + .seconds(60))
-            }
-        }
+        let flushed = await logger.deliverAll(notBefore: started + .milliseconds(Int64(offlineSeconds * 1_000)))
         await status.stop()
-        while tally.counts.calls < app.calls + burst && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))  // the last completions
+        // The last completions follow their commits: waited for while more keep coming.
+        var completions = ProgressWatch(patience: DeliveryPatience(quiet: .seconds(30), failedAttempts: 0), delivered: tally.counts.calls,
+                                        retries: 0, now: .now)
+        while tally.counts.calls < app.calls + burst, completions.keepWaiting(delivered: tally.counts.calls, retries: 0, now: .now) {
+            try await Task.sleep(for: .milliseconds(10))
         }
 
         let diagnostics = await logger.diagnostics()
@@ -220,14 +214,17 @@ struct DemoCommand: AsyncParsableCommand {
         let exactlyOnce = aggregatesDelivered && (audit.map { $0.found == ids.count && $0.missing.isEmpty }
             ?? (diagnostics.waitingForUpload == 0 && diagnostics.uploadedEvents >= ids.count))
         let filtered = counts.filtered.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        let failures = counts.failures.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: "; ")
         var lines = [
-            "NFLogger \(NFLogger.sdkVersion) demo · seed \(seed) · \(sessions) sessions · \(app.calls) logging calls · collector \(server.url.absoluteString)\(server.isEmbedded ? " (embedded)" : "")\(pinning == nil ? "" : " · certificate pinned")\(encryptionKeyFile == nil ? "" : " · parameters encrypted at rest")\(offlineSeconds > 0 ? " · offline for the first \(offlineSeconds) s" : "")",
+            "NFLogger \(NFLogger.sdkVersion) demo · seed \(seed) · \(sessions) foreground periods in \(app.sessionIDs.count) sessions · \(app.calls) logging calls · collector \(server.url.absoluteString)\(server.isEmbedded ? " (embedded)" : "")\(pinning == nil ? "" : " · certificate pinned")\(encryptionKeyFile == nil ? "" : " · parameters encrypted at rest")\(offlineSeconds > 0 ? " · offline for the first \(offlineSeconds) s" : "")",
             "Policy: \(Self.describe(policyUpdate, diagnostics.policy)) · app mode \(logger.mode)",
-            "SDK: \(counts.recorded) calls recorded (\(ids.count) events\(counts.aggregated > 0 ? ", \(counts.aggregated) folded into \(aggregateIDs.count) aggregates" : "")) · \(counts.filteredTotal) filtered\(filtered.isEmpty ? "" : " (\(filtered))") · \(counts.disabled) disabled · \(counts.failed) failed",
+            "SDK: \(counts.recorded) calls recorded (\(ids.count) events, \(counts.spanEnds) span ends\(counts.aggregated > 0 ? ", \(counts.aggregated) folded into \(aggregateIDs.count) aggregates" : "")) · \(counts.filteredTotal) filtered\(filtered.isEmpty ? "" : " (\(filtered))") · \(counts.disabled) disabled · \(counts.failed) failed\(failures.isEmpty ? "" : " (\(failures))")",
             "Uploads: \(diagnostics.uploadedEvents) \(aggregateIDs.isEmpty ? "events" : "records (events and aggregates)") in \(diagnostics.uploadedBatches) batches · \(diagnostics.retriedUploads) retries · \(diagnostics.quarantinedEvents) quarantined · \(diagnostics.waitingForUpload) waiting · \(diagnostics.prunedEvents) pruned",
         ]
         if let file = diagnostics.outputs.first(where: { $0.id == "file" }) {
-            lines.append("Outputs: collector \(diagnostics.outputs.first?.delivered ?? 0) delivered · file (net.**) \(file.delivered) delivered, \(written) lines in \(db == nil ? "a temporary directory" : jsonLines.path), \(file.waiting) waiting")
+            lines.append("Outputs: collector \(diagnostics.outputs.first?.delivered ?? 0) delivered · file (net.**) \(file.delivered) delivered, \(written) lines of plain-text JSON in \(db == nil ? "a temporary directory, deleted with the run (--db keeps them beside the database)" : jsonLines.path), \(file.waiting) waiting")
+        } else if encryptionKeyFile != nil {
+            lines.append("Outputs: collector \(diagnostics.outputs.first?.delivered ?? 0) delivered · no JSON-lines file output: its files are plain text, and --encryption-key-file seals parameters at rest in the SDK's database only (docs/SECURITY.md)")
         }
         lines.append("Backend: \(backendResult.diagnostics.uploadedEvents) server spans uploaded (NFLoggerMiddleware; no logging call in its handlers) · \(backendResult.flushed.remainingEvents) waiting")
         if let report { lines.append(report.render()) }
@@ -254,7 +251,8 @@ struct DemoCommand: AsyncParsableCommand {
                 retried: diagnostics.retriedUploads, quarantined: diagnostics.quarantinedEvents,
                 waiting: diagnostics.waitingForUpload, reachedCollector: audit?.found, exactlyOnce: exactlyOnce, audited: audit != nil,
                 collector: report, aggregated: counts.aggregated, aggregates: aggregateIDs.count,
-                aggregatesReachedCollector: aggregateAudit?.aggregates)
+                aggregatesReachedCollector: aggregateAudit?.aggregates, sdkSessions: app.sessionIDs.count, spanEnds: counts.spanEnds,
+                failures: counts.failures)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             FileHandle.standardOutput.write(try encoder.encode(summary) + Data("\n".utf8))
@@ -305,6 +303,12 @@ struct DemoSummary: Codable {
     let aggregates: Int
     /// `nil` when the collector could not be asked (or nothing was folded).
     let aggregatesReachedCollector: Int?
+    /// The SDK's sessions the `sessions` foreground periods fell into.
+    let sdkSessions: Int
+    /// Of `recorded`: span and transaction ends (`recorded` = events + span ends + aggregated).
+    let spanEnds: Int
+    /// Of `failed`: how many with each error.
+    let failures: [String: Int]
 
     enum CodingKeys: String, CodingKey {
         case seed, sessions, calls, recorded, filtered, disabled, failed, uploaded, retried, quarantined, waiting, collector, audited
@@ -312,5 +316,8 @@ struct DemoSummary: Codable {
         case reachedCollector = "reached_collector"
         case exactlyOnce = "exactly_once"
         case aggregatesReachedCollector = "aggregates_reached_collector"
+        case sdkSessions = "sdk_sessions"
+        case spanEnds = "span_ends"
+        case failures
     }
 }

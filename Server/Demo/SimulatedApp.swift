@@ -1,8 +1,8 @@
 import Foundation
 import NFLogger
 
-/// A user of a shopping app, simulated with a fixed seed: sessions that start (launch or
-/// foreground) and end (background); screens viewed as spans; taps and scrolls as point events;
+/// A user of a shopping app, simulated with a fixed seed: foreground periods that start (launch
+/// or foreground) and end (background), each a new session unless it follows a short absence; screens viewed as spans; taps and scrolls as point events;
 /// network calls as spans with log-normal round trips; three use cases as transactions that call
 /// the app's backend over real HTTP (log in, a sign-up form some users abandon part way, a
 /// checkout). A few events the policy filters out (debug traces it denies, scrolls it samples)
@@ -21,6 +21,12 @@ struct SimulatedApp {
     var help: HelpPage
     var random: SeededRandom
     private(set) var calls = 0
+    /// The SDK's sessions the foreground periods fell into (``NFLogger/sessionID``).
+    private(set) var sessionIDs: Set<UUID> = []
+    /// How long the SDK waits in the background before the next foreground starts a new session
+    /// (`Configuration.sessionIdleTimeout`): a long absence is longer, a short one no wait at all,
+    /// so which absences start a session does not depend on how busy the machine is.
+    static let sessionIdleTimeout: TimeInterval = 0.25
 
     init(logger: NFLogger, tally: Tally, status: StatusLine, sessions: Int, targetCalls: Int, seed: UInt64,
          backend: URL, http: any HTTPTransport) {
@@ -69,6 +75,7 @@ struct SimulatedApp {
                 logger.resume()
                 log("app.foreground", type: "lifecycle")
             }
+            sessionIDs.insert(logger.sessionID)
             let visits = Int.random(in: 2...5, using: &random)
             for visit in 0..<visits {
                 await screen(named: Self.screens.randomElement(using: &random) ?? "home",
@@ -81,7 +88,7 @@ struct SimulatedApp {
             log("app.background", type: "lifecycle")
             logger.suspend()
             // A long absence starts a new session at the next foreground, a short one does not.
-            await wait(milliseconds: random.chance(0.75) ? 80 : 15)
+            if random.chance(0.75) { await wait(milliseconds: Self.sessionIdleTimeout * 1_000 + 30) }
         }
         logger.resume()  // back in the foreground, so the last uploads can go
         status.update(phase: "logged", done: targetCalls, total: targetCalls)

@@ -9,7 +9,12 @@ final class Tally: Sendable {
         var calls = 0, recorded = 0, disabled = 0, failed = 0
         /// Of `recorded`: events folded into aggregates (a policy's `rules.aggregate`).
         var aggregated = 0
+        /// Of `recorded`: span and transaction ends, each a call of its own that completes with
+        /// its start's id (so `recorded` = events + span ends + aggregated).
+        var spanEnds = 0
         var filtered: [String: Int] = [:]
+        /// Of `failed`: how many failed with each error, by its description.
+        var failures: [String: Int] = [:]
         var filteredTotal: Int { filtered.values.reduce(0, +) }
     }
 
@@ -34,6 +39,10 @@ final class Tally: Sendable {
     var completion: LogCompletion { { status in self.note(status) } }
 
     func note(_ status: LogStatus) {
+        // Failures are told apart by kind: the ids in their descriptions are left out.
+        let failure = if case .failed(let error) = status {
+            "\(error)".replacing(#/[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/#, with: "…")
+        } else { "" }
         state.withLock { state in
             state.counts.calls += 1
             switch status {
@@ -50,10 +59,14 @@ final class Tally: Sendable {
                 if state.seen.insert(id).inserted {
                     state.ids.append(id)
                     receipts?.write(Data((id.uuidString.lowercased() + "\n").utf8))
+                } else {
+                    state.counts.spanEnds += 1
                 }
             case .filtered(let reason): state.counts.filtered[Self.name(reason), default: 0] += 1
             case .disabled: state.counts.disabled += 1
-            case .failed: state.counts.failed += 1
+            case .failed:
+                state.counts.failed += 1
+                state.counts.failures[failure, default: 0] += 1
             }
         }
     }

@@ -50,8 +50,19 @@ struct TransactionTests {
         let (secret, started) = await logger.beginTransaction(name: "form.secret")
         #expect(started == .filtered(.denied))
         #expect(await secret.logEvent(name: "form.field") == .filtered(.denied))
-        #expect(await secret.startEvent(name: "form.step").status == .filtered(.denied))
+        let (step, stepStarted) = await secret.startEvent(name: "form.step")
+        #expect(stepStarted == .filtered(.denied))
+        #expect(await step.end() == .filtered(.denied))
         #expect(await secret.end(outcome: .completed) == .filtered(.denied))
+        // Disabled by the app: a request span under the transaction ends .disabled too, as a
+        // span outside it would (not "no recorded span").
+        logger.mode = .disabled
+        let (checkout, checkoutStarted) = await logger.beginTransaction(name: "flow.checkout")
+        let (request, requestStarted) = await checkout.startEvent(name: "net.request")
+        #expect(checkoutStarted == .disabled && requestStarted == .disabled)
+        #expect(await request.end() == .disabled)
+        #expect(await checkout.end(outcome: .completed) == .disabled)
+        logger.mode = .active
         let (broken, failed) = await logger.beginTransaction(name: "bad name")
         #expect(failed.failure != nil)
         #expect(await broken.logEvent(name: "form.field") == .failed(.unknownSpan(broken.id)))

@@ -46,7 +46,8 @@ public struct Configuration: Sendable {
     /// database and decrypted only to build an upload. A database encrypted with another key (or
     /// encrypted, with no key configured now) is moved aside as `<database>.undecryptable-<time>`,
     /// never deleted, and a fresh one is started; turning encryption on for an existing database
-    /// encrypts what it holds. Names, times and session data stay readable. Default: none.
+    /// encrypts what it holds. Names, times and session data stay readable. The database only:
+    /// ``outputs`` receive events in plain text. Default: none.
     public var encryptionKey: EncryptionKey?
     /// Which transport carries uploads and policy fetches, and which certificates it trusts.
     public var network = Network()

@@ -44,7 +44,8 @@ public final class TransactionHandle: Sendable {
                            completion: LogCompletion? = nil) -> SpanHandle {
         if let refusal = refusal {
             logger.completions.finish(refusal, completion)
-            return SpanHandle(id: UUID(), name: name, start: .notStored, logger: logger)
+            // Ending it answers as its start did (a disabled start ends .disabled, not unknown).
+            return SpanHandle(id: UUID(), name: name, start: SpanHandle.Start(refusal: refusal), logger: logger)
         }
         return logger.startEvent(name: name, type: type, parameters: parameters, in: context, completion: completion)
     }
