@@ -17,8 +17,9 @@ func policy(turningOff source: String) -> String {
 }
 
 /// Flushes until `condition` holds for what the transport received (events logged from a
-/// completion or a response's end arrive a little later), at most `timeout` seconds.
-func flush(_ logger: NFLogger, until condition: () -> Bool, timeout: TimeInterval = 5) async {
+/// completion or a response's end arrive a little later), at most `timeout` seconds (a hang's
+/// bound, not a margin: a loaded machine may take many times longer than an idle one).
+func flush(_ logger: NFLogger, until condition: () -> Bool, timeout: TimeInterval = 300) async {
     let deadline = Date().addingTimeInterval(timeout)
     repeat {
         _ = await logger.flush()

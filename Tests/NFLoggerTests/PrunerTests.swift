@@ -185,17 +185,18 @@ struct PrunerTests {
         let logger = try NFLogger(configuration: configuration)
         #expect(await logger.logEvent(name: "before.lock").isRecorded)
 
-        let holder = try PythonCheck.holdLock(on: directory.databaseURL.path, seconds: 1.5)
+        // Held until the test lets go, not for a while: on a loaded machine the call may come
+        // after any fixed while has ended.
+        let holder = try await PythonCheck.holdLock(on: directory.databaseURL.path)
         let started = ContinuousClock.now
         let status = await logger.logEvent(name: "during.lock")
+        await holder.release()
         guard case .failed(.storage(let error)) = status else {
             Issue.record("expected a busy failure, got \(status)")
-            holder.terminate()
             return
         }
         #expect(error.primaryCode == 5)  // SQLITE_BUSY
         #expect(ContinuousClock.now - started >= .milliseconds(250))
-        holder.waitUntilExit()
         #expect(await logger.logEvent(name: "after.lock").isRecorded)
         await logger.close()
         let names = try DatabaseReader(directory.databaseURL).rows("SELECT name FROM point_events ORDER BY id").compactMap { $0["name"] as? String }
@@ -215,22 +216,41 @@ enum PythonCheck {
     }()
 
     /// Starts a process that takes the write lock, says "locked", holds it for `seconds`, then exits.
-    static func holdLock(on path: String, seconds: Double) throws -> Process {
+    /// A process holding an exclusive lock on the database at `path` until ``LockHolder/release()``.
+    static func holdLock(on path: String) async throws -> LockHolder {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", """
-            import sqlite3, sys, time
+            import sqlite3, sys
             c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=5)
             c.execute('BEGIN EXCLUSIVE')
             print('locked', flush=True)
-            time.sleep(float(sys.argv[2]))
+            sys.stdin.readline()
             c.execute('COMMIT')
-            """, path, String(seconds)]
-        let pipe = Pipe()
-        process.standardOutput = pipe
+            """, path]
+        let output = Pipe(), input = Pipe()
+        process.standardOutput = output
+        process.standardInput = input
         try process.run()
         // Wait until the lock is really held.
-        _ = pipe.fileHandleForReading.availableData
-        return process
+        _ = await offPool { output.fileHandleForReading.availableData }
+        return LockHolder(process: process, input: input)
+    }
+
+    struct LockHolder: Sendable {
+        let process: Process
+        let input: Pipe
+
+        /// Commits and waits for the process to end: the lock is free when this returns.
+        func release() async {
+            input.fileHandleForWriting.write(Data("\n".utf8))
+            await offPool { process.waitUntilExit() }
+        }
+    }
+
+    /// Blocking waits go to a Dispatch thread: on Swift's cooperative pool (two threads on a
+    /// two-core machine) a Python process starting slowly would stall every other test.
+    private static func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { done in DispatchQueue.global().async { done.resume(returning: work()) } }
     }
 }

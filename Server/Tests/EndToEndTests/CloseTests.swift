@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogger
 import Synchronization
@@ -38,7 +39,7 @@ struct CloseTests {
         let status = await logger.logEvent(name: "ui.tap")
         guard case .recorded = status else { Issue.record("not recorded: \(status)"); return }
         let flush = Task { await logger.flush() }
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + hangLimit
         while Set(transport.paths) != ["/v1/events", "/v1/policy"], ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -46,11 +47,11 @@ struct CloseTests {
 
         let closing = ContinuousClock.now
         await logger.close()
-        while transport.cancelled < transport.started, ContinuousClock.now < closing + .seconds(5) {
+        // The requests never end on their own: cancelled at all, close cancelled them.
+        while transport.cancelled < transport.started, ContinuousClock.now < closing + hangLimit {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(transport.cancelled == transport.started, "\(transport.cancelled) of \(transport.started) requests cancelled")
-        #expect(ContinuousClock.now - closing < .seconds(5))
         let flushed = await flush.value
         #expect(flushed.uploadedEvents == 0 && flushed.error == .closed, "\(flushed)")
 

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogger
 import Testing
@@ -113,7 +114,7 @@ struct DashboardTests {
         let token = String(parts[parts.count - 1])
         #expect(line.contains(" · read token nfr_") && !line.contains("stopped"), "\(line)")
 
-        let transport = DefaultHTTPTransport()
+        let transport = DefaultHTTPTransport(timeout: hangLimitSeconds)
         let html = try await transport.send(TransportRequest(url: page, method: "GET", headers: [:], body: Data()))
         #expect(html.status == 200 && html.header("Content-Type") == "text/html; charset=utf-8")
         let apps = try await transport.send(TransportRequest(url: page.deletingLastPathComponent().appendingPathComponent("v1/apps"), method: "GET",

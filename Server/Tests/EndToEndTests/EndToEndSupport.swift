@@ -28,6 +28,9 @@ func configuration(_ scratch: Scratch, collector url: URL, transport: (any HTTPT
     configuration.uploadURL = url.appendingPathComponent("v1/events")
     configuration.appKey = TestCollector.appKey
     configuration.network.transport = transport
+    // Not the default 30 s: a collector a loaded machine makes slow to answer is waited for, not
+    // given up on and sent the batch again (which the tests would count as a duplicate).
+    if transport == nil { configuration.upload.requestTimeout = hangLimitSeconds }
     configuration.upload.interval = 3600                 // tests drive uploads with flush()
     configuration.upload.countThreshold = 1_000_000
     configuration.upload.initialBackoff = 0.02
@@ -59,9 +62,10 @@ func logEvents(_ logger: NFLogger, points: Int, spans: Int = 0, prefix: String =
     return receipts.withLock { $0 }
 }
 
-/// Flushes until nothing is left, waiting out backoffs; fails the test after `timeout`.
+/// Flushes until nothing is left, waiting out backoffs; fails the test if that never happens
+/// (`timeout` only bounds a hang).
 @discardableResult
-func deliverAll(_ logger: NFLogger, timeout: Duration = .seconds(30)) async -> FlushResult {
+func deliverAll(_ logger: NFLogger, timeout: Duration = hangLimit) async -> FlushResult {
     let deadline = ContinuousClock.now + timeout
     var result = await logger.flush()
     while result.remainingEvents > 0 || result.error != nil {
@@ -100,7 +104,7 @@ final class FaultInjectingTransport: HTTPTransport {
         let fault: String
     }
 
-    private let real = DefaultHTTPTransport()
+    private let real = DefaultHTTPTransport(timeout: hangLimitSeconds)
     private let script: Mutex<[Fault]>
     private let log = Mutex<[Sent]>([])
 

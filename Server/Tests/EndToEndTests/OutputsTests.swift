@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import FaultProxy
 import Foundation
 import NFLogCollector
@@ -217,7 +218,7 @@ struct OutputsTests {
         let tap = await record(logger, "ui.tap")
         let status = await logger.logEvent(name: "net.request", parameters: [:])
         #expect(status == .filtered(.noOutput))
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + hangLimit
         while watcher.events.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         #expect(watcher.events.map(\.id) == [tap])
         #expect(watcher.events.first?.json.contains("\"name\":\"ui.tap\"") == true)

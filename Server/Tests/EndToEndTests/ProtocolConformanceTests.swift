@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollector
 import NFLogCollectorTesting
@@ -12,9 +13,16 @@ enum SchemaCheck {
         .deletingLastPathComponent()  // Server/Tests/EndToEndTests/… → the repository
     static let schema = root.appendingPathComponent("docs/batch.schema.json")
 
-    static let available: Bool = run(["python3", "-c", "import jsonschema"]).status == 0
+    static let available: Bool = runBlocking(["python3", "-c", "import jsonschema"]).status == 0
 
-    static func run(_ arguments: [String]) -> (status: Int32, output: String) {
+    /// Runs off Swift's cooperative pool (two threads on a two-core machine): a Python process
+    /// waited for on it, seconds long on a loaded machine, would stall every other test's async
+    /// work, the collectors' included.
+    static func run(_ arguments: [String]) async -> (status: Int32, output: String) {
+        await Child.offPool { runBlocking(arguments) }
+    }
+
+    private static func runBlocking(_ arguments: [String]) -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
@@ -27,7 +35,7 @@ enum SchemaCheck {
         return (process.terminationStatus, String(decoding: output, as: UTF8.self))
     }
 
-    static func validate(_ documents: [Data]) throws -> (status: Int32, output: String) {
+    static func validate(_ documents: [Data]) async throws -> (status: Int32, output: String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-schema-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -37,13 +45,13 @@ enum SchemaCheck {
             try document.write(to: url)
             paths.append(url.path)
         }
-        return run(["python3", root.appendingPathComponent("scripts/validate-json").path, schema.path] + paths)
+        return await run(["python3", root.appendingPathComponent("scripts/validate-json").path, schema.path] + paths)
     }
 }
 
 /// Records every request body on its way to the real collector.
 final class ForwardingRecorder: HTTPTransport {
-    private let real = DefaultHTTPTransport()
+    private let real = DefaultHTTPTransport(timeout: hangLimitSeconds)
     private let bodies = Mutex<[Data]>([])
     var recorded: [Data] { bodies.withLock { $0 } }
 
@@ -72,7 +80,7 @@ struct ProtocolConformanceTests {
         await deliverAll(logger)
         let bodies = transport.recorded
         #expect(bodies.count == 2)  // 71 events, 40 per batch
-        let result = try SchemaCheck.validate(bodies)
+        let result = try await SchemaCheck.validate(bodies)
         #expect(result.status == 0, "\(result.output)")
         for body in bodies {
             #expect(throws: Never.self) { try BatchDecoder().decode(Array(body)) }
@@ -106,7 +114,7 @@ struct ProtocolConformanceTests {
         let result = await deliverAll(logger)
         #expect(result.error == nil)
         let bodies = transport.recorded
-        let check = try SchemaCheck.validate(bodies)
+        let check = try await SchemaCheck.validate(bodies)
         #expect(check.status == 0, "\(check.output)")
         var aggregates: [Batch.Aggregate] = []
         for body in bodies { aggregates += try BatchDecoder().decode(Array(body)).aggregates }
@@ -119,7 +127,7 @@ struct ProtocolConformanceTests {
     }
 
     @Test("The example in docs/PROTOCOL.md validates and the collector accepts it")
-    func documentedExample() throws {
+    func documentedExample() async throws {
         let protocolText = try String(contentsOf: SchemaCheck.root.appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
         let start = try #require(protocolText.range(of: "```json\n{\n  \"version\": 1"))
         let end = try #require(protocolText.range(of: "```", range: start.upperBound..<protocolText.endIndex))
@@ -127,14 +135,14 @@ struct ProtocolConformanceTests {
         let batch = try BatchDecoder().decode(Array(example.utf8))
         #expect(batch.events.count == 2 && batch.events[1].durationMilliseconds == 250.125)
         if SchemaCheck.available {
-            let result = try SchemaCheck.validate([Data(example.utf8)])
+            let result = try await SchemaCheck.validate([Data(example.utf8)])
             #expect(result.status == 0, "\(result.output)")
         }
     }
 
     @Test("The schema refuses what the collector refuses",
           .enabled(if: SchemaCheck.available, "needs python3 with jsonschema: python3 -m pip install jsonschema"))
-    func schemaRefuses() throws {
+    func schemaRefuses() async throws {
         let session = "0193a7c2-0000-7000-8000-000000000001"
         func batch(_ event: String) -> Data {
             Data("""
@@ -152,7 +160,7 @@ struct ProtocolConformanceTests {
         ]
         for event in bad {
             let document = batch(event)
-            #expect(try SchemaCheck.validate([document]).status == 1, "schema accepted \(event)")
+            #expect(try await SchemaCheck.validate([document]).status == 1, "schema accepted \(event)")
             #expect(throws: BatchError.self) { try BatchDecoder().decode(Array(document)) }
         }
     }

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollector
 @_spi(NFLogShared) import NFLogSupport
@@ -40,10 +41,10 @@ private func count(_ sql: String, in url: URL) throws -> Int {
     Int(try SQLiteConnection(path: url.path, busyTimeoutMilliseconds: 5_000).scalarInt(sql))
 }
 
-/// Flushes until a flush ends without an error (a backoff left by a failure runs out), or `timeout`.
+/// Flushes until a flush ends without an error (a backoff left by a failure runs out), or `timeout` (a hang).
 /// Unlike `deliverAll`, it does not wait for `remainingEvents` to reach 0: held rows count there.
 @discardableResult
-private func flushUntilQuiet(_ logger: NFLogger, timeout: Duration = .seconds(5)) async -> FlushResult {
+private func flushUntilQuiet(_ logger: NFLogger, timeout: Duration = hangLimit) async -> FlushResult {
     let deadline = ContinuousClock.now + timeout
     var result = await logger.flush()
     while result.error != nil && ContinuousClock.now < deadline {
@@ -55,7 +56,7 @@ private func flushUntilQuiet(_ logger: NFLogger, timeout: Duration = .seconds(5)
 
 /// A transport that holds every request until the test opens the gate.
 private final class GatedTransport: HTTPTransport {
-    private let real = DefaultHTTPTransport()
+    private let real = DefaultHTTPTransport(timeout: hangLimitSeconds)
     private let isOpen = Mutex(false)
     private let enteredCount = Mutex(0)
 

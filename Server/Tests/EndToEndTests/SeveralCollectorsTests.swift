@@ -28,7 +28,7 @@ struct SeveralCollectorsTests {
             // 40 batches of 50 events; each batch after the first repeats the last 5 events of the
             // one before (a batch re-formed on the device), so duplicates also cross batches.
             let batches = try Batches(count: 40, events: 50, overlap: 5)
-            let transport = DefaultHTTPTransport()
+            let transport = DefaultHTTPTransport(timeout: hangLimitSeconds)
             var all: [Answer] = []
             // Each batch to collectors i and i+1 at the same instant; every third also to i+2 at
             // that instant (a retry whose original's answer was lost). Eight batches at a time.

@@ -62,7 +62,7 @@ struct TransactionJoinTests {
         let app = try NFLogger(configuration: appConfiguration)
         let backendLogger = try NFLogger(configuration: backendConfiguration)
         let backend = try await TransactionBackend.start(logger: backendLogger, serverMilliseconds: 30)
-        let http = DefaultHTTPTransport()
+        let http = DefaultHTTPTransport(timeout: hangLimitSeconds)
         let orderURL = backend.url.appendingPathComponent("api/order")
 
         var ids: [UUID] = []

@@ -58,7 +58,7 @@ struct AggregateReportTests {
 
     func report(_ collector: some CollectorUnderTest, token: String = readA, query: String = "") async throws -> AnalyticsReport {
         let url = try #require(URL(string: collector.url.absoluteString + "/v1/report" + query))
-        let response = try await DefaultHTTPTransport().send(TransportRequest(url: url, method: "GET", headers: ["Authorization": "Bearer \(token)"], body: Data()))
+        let response = try await DefaultHTTPTransport(timeout: hangLimitSeconds).send(TransportRequest(url: url, method: "GET", headers: ["Authorization": "Bearer \(token)"], body: Data()))
         #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
         return try JSONDecoder().decode(AnalyticsReport.self, from: response.body)
     }
@@ -145,7 +145,7 @@ struct AggregateReportTests {
         #expect(try await report(collector, query: "?dimension=screen=nowhere").aggregates.isEmpty)
         for bad in ["?from=-1", "?to=x", "?from=5&to=4", "?dimension=novalue", "?dimension==v"] {
             let url = try #require(URL(string: collector.url.absoluteString + "/v1/report" + bad))
-            let response = try await DefaultHTTPTransport().send(TransportRequest(url: url, method: "GET", headers: ["Authorization": "Bearer \(Self.readA)"], body: Data()))
+            let response = try await DefaultHTTPTransport(timeout: hangLimitSeconds).send(TransportRequest(url: url, method: "GET", headers: ["Authorization": "Bearer \(Self.readA)"], body: Data()))
             #expect(response.status == 400, "\(bad)")
         }
 
@@ -162,7 +162,7 @@ struct AggregateReportTests {
         var after = "0"
         while true {
             let url = try #require(URL(string: collector.url.absoluteString + "/v1/export?kind=aggregates&limit=7&after=\(after)"))
-            let response = try await DefaultHTTPTransport().send(TransportRequest(url: url, method: "GET", headers: ["Authorization": "Bearer \(Self.readA)"], body: Data()))
+            let response = try await DefaultHTTPTransport(timeout: hangLimitSeconds).send(TransportRequest(url: url, method: "GET", headers: ["Authorization": "Bearer \(Self.readA)"], body: Data()))
             #expect(response.status == 200)
             for line in String(decoding: response.body, as: UTF8.self).split(separator: "\n") {
                 lines.append(try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]))
@@ -174,7 +174,7 @@ struct AggregateReportTests {
         #expect(lines.first?["window_s"] as? Int == 60 && (lines.first?["dimensions"] as? [String: String])?["screen"] == "home")
         #expect(lines.first?["context"] is [String: Any] && lines.first?["measures"] is [String: Any] && lines.first?["overflow"] == nil)
         let badKind = try #require(URL(string: collector.url.absoluteString + "/v1/export?kind=spans"))
-        #expect(try await DefaultHTTPTransport().send(TransportRequest(url: badKind, method: "GET", headers: ["Authorization": "Bearer \(Self.readA)"], body: Data())).status == 400)
+        #expect(try await DefaultHTTPTransport(timeout: hangLimitSeconds).send(TransportRequest(url: badKind, method: "GET", headers: ["Authorization": "Bearer \(Self.readA)"], body: Data())).status == 400)
 
         let exported = try await collector.exportedAggregates()
         #expect(exported.count == 32 && exported.filter { $0.app == "b" }.map(\.name) == ["perf.launch"])

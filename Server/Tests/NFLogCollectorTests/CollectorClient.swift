@@ -10,7 +10,7 @@ struct CollectorClient {
     var key: String? = TestCollector.appKey
     /// Sent as `Authorization: Bearer …` when set.
     var readToken: String?
-    let transport = DefaultHTTPTransport()
+    let transport = DefaultHTTPTransport(timeout: hangLimitSeconds)
 
     init(_ collector: some CollectorUnderTest, key: String? = TestCollector.appKey, readToken: String? = nil) {
         self.url = collector.url

@@ -8,7 +8,7 @@ import Testing
 
 @Suite("The collector over HTTP")
 struct CollectorHTTPTests {
-    let transport = DefaultHTTPTransport()
+    let transport = DefaultHTTPTransport(timeout: hangLimitSeconds)
 
     func post(_ collector: some CollectorUnderTest, body: [UInt8], key: String? = TestCollector.appKey,
               encoding: String? = "gzip") async throws -> TransportResponse {

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
@@ -159,7 +160,7 @@ struct FunnelReportTests {
     /// `GET /v1/report` with `query` (already URL-encoded) and the development read token.
     static func report(_ collector: TestCollector, _ query: String) async throws -> TransportResponse {
         let url = try #require(URL(string: collector.url.absoluteString + "/v1/report" + query))
-        return try await DefaultHTTPTransport().send(TransportRequest(url: url, method: "GET",
+        return try await DefaultHTTPTransport(timeout: hangLimitSeconds).send(TransportRequest(url: url, method: "GET",
                                                                       headers: ["Authorization": "Bearer \(TestCollector.readToken)"],
                                                                       body: Data()))
     }

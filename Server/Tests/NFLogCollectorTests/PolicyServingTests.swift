@@ -40,14 +40,14 @@ struct PolicyServingTests {
     }
 
     @Test("A recurring problem is logged once per interval, then with how many times it happened")
-    func throttledLog() {
+    func throttledLog() async throws {
         let lines = CapturedLines()
         let logger = Logger(label: "test") { _ in CapturingHandler(lines: lines) }
         let log = ThrottledLog(interval: .milliseconds(200))
         for _ in 0..<5 { log.log("disk", level: .error, logger: logger, "the disk is full") }
         log.log("policy:a.json", level: .error, logger: logger, "a.json is broken")
         #expect(lines.all == ["the disk is full", "a.json is broken"])
-        Thread.sleep(forTimeInterval: 0.25)
+        try await Task.sleep(for: .milliseconds(250))  // not Thread.sleep: that would hold a thread of the cooperative pool
         log.log("disk", level: .error, logger: logger, "the disk is full")
         #expect(lines.all.last == "the disk is full (5 times since the last report)")
     }
@@ -106,7 +106,7 @@ struct HTTPDetailTests {
         let head = RawHTTP.uploadHead
         let body = Array(BatchFixtures.batch(events: [BatchFixtures.point(UUID().uuidString.lowercased())]).utf8)
         // The client sends no body before an answer: without the 100 it would wait for its
-        // timeout (curl: a second; this client: 10 s, then fails).
+        // timeout (curl: a second; this client: `hangLimit`, then fails).
         let (interim, final) = try await RawHTTP.expectingContinue(port: collector.port, head: head, body: body)
         #expect(interim.status == 100)
         #expect(final.status == 200, "\(String(decoding: final.body, as: UTF8.self))")

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
@@ -46,7 +47,7 @@ enum RawHTTP {
         return out + Array("0\r\n\r\n".utf8)
     }
 
-    /// As a client sending `Expect: 100-continue` does: the head alone, then waits (up to 10 s)
+    /// As a client sending `Expect: 100-continue` does: the head alone, then waits (up to `hangLimit`)
     /// for the server's first answer; then the body, and reads the final answer.
     static func expectingContinue(port: Int, head: String, body: [UInt8]) async throws -> (interim: Response, final: Response) {
         try await withCheckedThrowingContinuation { continuation in
@@ -117,7 +118,8 @@ enum RawHTTP {
         return received
     }
 
-    /// A blocking socket connected to 127.0.0.1:`port`, with 10 s send and receive timeouts.
+    /// A blocking socket connected to 127.0.0.1:`port`, with send and receive timeouts of
+    /// `hangLimit`: a bound on a stuck test, not a margin (a loaded machine answers late).
     static func connected(port: Int) throws -> Int32 {
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -125,7 +127,7 @@ enum RawHTTP {
         let fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: Int(hangLimit.components.seconds), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()

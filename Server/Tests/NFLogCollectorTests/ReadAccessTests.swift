@@ -39,7 +39,7 @@ struct ReadAccessTests {
     func send(_ collector: some CollectorUnderTest, _ method: String, _ path: String, query: String = "", body: [UInt8] = [],
               headers: [String: String]) async throws -> TransportResponse {
         let url = try #require(URL(string: collector.url.absoluteString + "/" + path + query))
-        return try await DefaultHTTPTransport().send(TransportRequest(url: url, method: method, headers: headers, body: Data(body)))
+        return try await DefaultHTTPTransport(timeout: hangLimitSeconds).send(TransportRequest(url: url, method: method, headers: headers, body: Data(body)))
     }
 
     @Test("Every read endpoint refuses no credential, an app key, a malformed or unknown token, and another app's token")

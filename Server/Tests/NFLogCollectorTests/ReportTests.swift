@@ -110,7 +110,7 @@ struct ReportTests {
     @Test("Over HTTP with a read token: the report for its app, and a receipt audit", arguments: StoreKind.all)
     func overHTTP(_ kind: StoreKind) async throws {
         let collector = try await kind.startCollector()
-        let transport = DefaultHTTPTransport()
+        let transport = DefaultHTTPTransport(timeout: hangLimitSeconds)
         let body = try Gzip.compress(Array(Self.batch.utf8), level: 6)
         let posted = try await transport.send(TransportRequest(url: collector.eventsURL, method: "POST",
             headers: [WireProtocol.appKeyHeader: TestCollector.appKey, "Content-Encoding": "gzip"], body: Data(body)))

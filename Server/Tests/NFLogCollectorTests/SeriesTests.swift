@@ -223,7 +223,7 @@ struct SeriesHTTPTests {
 
     static func get(_ collector: some CollectorUnderTest, _ pathAndQuery: String, token: String) async throws -> TransportResponse {
         let url = try #require(URL(string: collector.url.absoluteString + "/" + pathAndQuery))
-        return try await DefaultHTTPTransport().send(TransportRequest(url: url, method: "GET", headers: ["Authorization": "Bearer \(token)"], body: Data()))
+        return try await DefaultHTTPTransport(timeout: hangLimitSeconds).send(TransportRequest(url: url, method: "GET", headers: ["Authorization": "Bearer \(token)"], body: Data()))
     }
 
     @Test("The series as the store computes it, byte for byte; each token reads only its apps", arguments: StoreKind.all)

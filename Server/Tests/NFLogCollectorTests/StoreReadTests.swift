@@ -113,7 +113,8 @@ struct ReadTimeLimitTests {
         await store.close()
     }
 
-    @Test("A read stopped by the limit does not disturb a write made meanwhile, and the next read succeeds")
+    @Test("A read stopped by the limit does not disturb a write made meanwhile, and the next read succeeds",
+          .timeLimit(.minutes(5)))  // the read is endless unless the limit stops it: this bounds a hang, not a margin
     func writesUnaffected() async throws {
         let store = try SQLiteEventStore(path: StoreFixtures.temporaryPath(), durableCommits: false, readTimeLimit: .milliseconds(300))
         let start = ContinuousClock.now
@@ -133,7 +134,9 @@ struct ReadTimeLimitTests {
             #expect(error.limit == .milliseconds(300))
         }
         let stopped = ContinuousClock.now - start
-        #expect(wrote < stopped && stopped >= .milliseconds(300) && stopped < .seconds(10), "write \(wrote), read stopped \(stopped)")
+        // Not before the limit, however fast the machine; stopped at all, it was the limit that
+        // stopped it, however slow the machine.
+        #expect(wrote < stopped && stopped >= .milliseconds(300), "write \(wrote), read stopped \(stopped)")
         let report = try await store.report(app: "dev")
         #expect(report.pointEvents == 1 && report.useCases["form"]?.duration.p50Milliseconds == 7)
         #expect(try await store.apps() == ["dev"])
@@ -236,7 +239,7 @@ struct CheckpointTests {
             if round % 50 == 0 { _ = try await store.report(app: "a") }
         }
         // After a read the checkpointer catches up, then hands checkpoints back to the writer.
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + hangLimit
         while try store.writerPragma("wal_autocheckpoint") != Int64(WALCheckpointer.writerCheckpointPages), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
