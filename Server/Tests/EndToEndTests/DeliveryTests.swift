@@ -155,7 +155,7 @@ struct DeliveryTests {
         let recorded = await logEvents(logger, points: 800, spans: 0)
         // Time standing still, every batch that did not fail goes; the three that failed wait.
         let first = await logger.flush()
-        #expect(first.remainingEvents == 300, "\(first)")
+        #expect(first.remainingEvents == 300, "\(first); sent: \(transport.sent.map(\.summary))")
         await deliverAll(logger, advancing: clock, by: configuration.upload.maxBackoff)
         #expect(Set(try await storedIDs(collector)) == recorded)
 
@@ -234,7 +234,10 @@ struct DeliveryTests {
         // Time standing still, the four failed batches (on both lanes, four failures in a row)
         // wait, and every other batch goes meanwhile: nothing stopped everything.
         let first = await logger.flush()
-        guard case .network? = first.error else { Issue.record("expected the dropped connections' error, got \(first)"); return }
+        guard case .network? = first.error else {
+            Issue.record("expected the dropped connections' error, got \(first); sent: \(transport.sent.map(\.summary))")
+            return
+        }
         #expect(first.remainingEvents == 400, "\(first)")
         let failed = transport.sent.prefix(4)
         #expect(failed.allSatisfy { $0.fault == "dropBeforeSending" } && Set(failed.map(\.batchID)).count == 4)

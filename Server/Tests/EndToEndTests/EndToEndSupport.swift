@@ -102,6 +102,9 @@ final class FaultInjectingTransport: HTTPTransport {
         let batchID: String
         let events: Int
         let fault: String
+
+        /// What a failure message shows of it.
+        var summary: String { "\(fault) \(events) events, batch \(batchID.prefix(8))" }
     }
 
     private let real = DefaultHTTPTransport(timeout: hangLimitSeconds)
