@@ -30,7 +30,7 @@ struct DashboardFiles: Sendable {
     ]
 
     /// The resource bundle's name, as SwiftPM names it (package_target).
-    static let bundleName = "NFLogger_NFLogCollector.resources"
+    static let bundleName = "NFLogServer_NFLogCollector.resources"
 
     /// The page's files of this process, read at the first use.
     static let shared: Result<DashboardFiles, DashboardUnavailable> = load(from: Bundle.main.bundleURL.appendingPathComponent(bundleName))

@@ -431,7 +431,10 @@ public final class PostgresEventStore: EventStore, Sendable {
         let counts = try await totals(app: app)
         // The first and last event time: the end hours through events_hours, then the exact
         // time among the events of those hours only (as SQLite's stats).
+        // Best effort, as on SQLite past the read time limit: a failed look (a day partition
+        // dropped by retention under it, say) leaves the span out rather than failing the stats.
         var first: Int64?, last: Int64?
+        do {
         for try await (earliest, latest, earliestAggregate, latestAggregate) in try await client.query("""
             SELECT (SELECT min(timestamp_ms) FROM events WHERE app = \(app)
                         AND timestamp_ms / 3600000 = (SELECT min(timestamp_ms / 3600000) FROM events WHERE app = \(app))),
@@ -442,6 +445,11 @@ public final class PostgresEventStore: EventStore, Sendable {
             // Aggregates' starts too (a window may start before the first event stored).
             first = [earliest, earliestAggregate].compactMap { $0 }.min()
             last = [latest, latestAggregate].compactMap { $0 }.max()
+        }
+        } catch {
+            logger.debug("stats: the data's time span was left out", metadata: ["error": "\(String(reflecting: error))"])
+            first = nil
+            last = nil
         }
         return counts.spanning(first: first, last: last)
     }
