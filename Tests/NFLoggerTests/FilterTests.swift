@@ -35,7 +35,7 @@ private final class Gate: Sendable {
     var filter: ClosureFilter {
         ClosureFilter("gate", pattern: "gate") { [self] event in
             entered.signal()
-            _ = semaphore.wait(timeout: .now() + 10)
+            _ = semaphore.wait(timeout: .now() + hangSeconds)
             return [event]
         }
     }
@@ -44,7 +44,7 @@ private final class Gate: Sendable {
     func waitUntilEntered() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
-                _ = self.entered.wait(timeout: .now() + 10)
+                _ = self.entered.wait(timeout: .now() + hangSeconds)
                 continuation.resume()
             }
         }
@@ -376,8 +376,9 @@ struct FilterTests {
         let seen = Mutex<(onCaller: Bool, callReturnedFirst: Bool)?>(nil)
         let logger = try logger(directory, [
             ClosureFilter("where") { event in
-                // On the caller's thread, the call could not have returned yet: this would time out.
-                let callReturnedFirst = returned.wait(timeout: .now() + 5) == .success
+                // On the caller's thread, the call could not have returned yet: this would wait
+                // until the hang bound and fail.
+                let callReturnedFirst = returned.wait(timeout: .now() + hangSeconds) == .success
                 seen.withLock { $0 = (DispatchQueue.getSpecific(key: callerKey) != nil, callReturnedFirst) }
                 return [event]
             },

@@ -4,6 +4,10 @@ import Testing
 @testable import NFLogger
 @_spi(NFLogShared) import NFLogSupport
 
+/// How long a test waits for something that must happen before it calls it a hang. Only a bound
+/// on a hang, never a rule about time: a busy machine may take long, and the test still passes.
+let hangSeconds: Double = 300
+
 /// A fresh directory under the system's temporary directory, removed when the value is released.
 final class TemporaryDirectory: Sendable {
     let url: URL
