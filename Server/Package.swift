@@ -193,6 +193,11 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "PostgresNIO", package: "postgres-nio"),  // PostgresEventStoreTests' migrations
             .product(name: "Crypto", package: "swift-crypto"),
+            // BodyRateWindowTests: the connection handler on an EmbeddedChannel, its clock moved by hand.
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
             "NFLogCollectorTesting", "NFLogCollector", "nflog-crash-child", "FaultProxy", "nflog-fault-proxy", "nflog-collector",

@@ -58,11 +58,26 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a connection may go without a complete request head, from when it opened or the previous answer (idle and slow heads alike).")
     var requestHeadTimeoutS: Double = 30
 
-    @Option(help: "The slowest body accepted, in bytes per second: a body has 10 s plus its length at this rate.")
+    @Option(help: "The slowest body accepted, in bytes per second, judged window by window: the first --body-grace-s of a body, and each --body-rate-window-s after it, must bring this rate times the window, or the rest of the body; a body that falls short is closed.")
     var minBodyRate: Int = 16 * 1024
 
-    @Option(help: "Bytes of upload bodies received at once, over all connections; past it an upload waits 0.2 s, then gets 503 with Retry-After and the connection closes.")
+    @Option(help: "Seconds of each window a body's rate is judged over (see --min-body-rate).")
+    var bodyRateWindowS: Double = 10
+
+    @Option(help: "Seconds of a body's first window (see --min-body-rate): room for a slow start.")
+    var bodyGraceS: Double = 10
+
+    @Option(help: "Bytes of request bodies held in memory at once, over all connections, counted as they arrive (not as declared). When short, the slowest uploads are closed to make room; when none is slow, an upload waits 0.2 s, then gets 503 with Retry-After and the connection closes.")
     var maxInflightBytes: Int = 64 * 1024 * 1024
+
+    @Option(help: "Uploads one client address (an IPv4 address, an IPv6 /64) may have in progress at once; past it a slow one of its own is closed, or the new one gets 429 with Retry-After.")
+    var maxUploadsPerClient: Int = 16
+
+    @Option(help: "Bytes of upload bodies one client address may hold in memory at once; past it as for --max-uploads-per-client. Default: an eighth of --max-inflight-bytes.")
+    var maxInflightBytesPerClient: Int?
+
+    @Option(help: ArgumentHelp("A reverse proxy (an address, or a block such as 10.0.0.0/8) whose X-Forwarded-For names the client for the per-client limits; repeat for several. Without it the connection's peer address is the client.", valueName: "CIDR"))
+    var trustedProxy: [String] = []
 
     /// The `report` and `export` commands: an operator's own read of the file, as long as it takes.
     static let unlimitedReads = Duration.seconds(Int64.max)
@@ -87,6 +102,14 @@ struct Serve: AsyncParsableCommand {
         }
         guard minBodyRate >= 1 else { throw ValidationError("--min-body-rate must be at least 1 byte per second") }
         guard maxInflightBytes >= 1 << 20 else { throw ValidationError("--max-inflight-bytes must be at least 1048576 (1 MiB)") }
+        for (flag, seconds) in [("--body-rate-window-s", bodyRateWindowS), ("--body-grace-s", bodyGraceS)] {
+            guard seconds.isFinite, seconds >= 0.1, seconds <= 3_600 else { throw ValidationError("\(flag) must be at least 0.1 and at most 3600") }
+        }
+        guard maxUploadsPerClient >= 1 else { throw ValidationError("--max-uploads-per-client must be at least 1") }
+        guard maxInflightBytesPerClient.map({ $0 >= 64 * 1024 }) ?? true else {
+            throw ValidationError("--max-inflight-bytes-per-client must be at least 65536 (64 KiB, one piece of a body)")
+        }
+        do { _ = try TrustedProxies(trustedProxy) } catch { throw ValidationError(error.description) }
         if let retentionDays {
             do { _ = try Retention(days: retentionDays) } catch { throw ValidationError(error.description) }
         }
@@ -106,7 +129,12 @@ struct Serve: AsyncParsableCommand {
         configuration.connections.maxConnections = maxConnections ?? ConnectionLimits.defaultMaxConnections
         configuration.connections.requestHeadTimeout = .milliseconds(Int64(requestHeadTimeoutS * 1_000))
         configuration.connections.minBodyBytesPerSecond = minBodyRate
+        configuration.connections.bodyRateWindow = .milliseconds(Int64(bodyRateWindowS * 1_000))
+        configuration.connections.bodyGrace = .milliseconds(Int64(bodyGraceS * 1_000))
         configuration.maxInflightBodyBytes = maxInflightBytes
+        configuration.maxUploadsPerClient = maxUploadsPerClient
+        configuration.maxInflightBytesPerClient = maxInflightBytesPerClient
+        configuration.trustedProxies = try TrustedProxies(trustedProxy)
         configuration.retention = try retentionDays.map { days throws(CollectorError) in try Retention(days: days) }
         if rateLimit > 0 {
             configuration.rateLimit = try RateLimit(requestsPerSecond: rateLimit, burst: rateBurst)

@@ -166,31 +166,122 @@ struct ConnectionLimitTests {
 
 @Suite("Memory per upload")
 struct BodyBudgetTests {
-    @Test("Past --max-inflight-bytes an upload waits a moment, then gets 503 with Retry-After and the connection closes; the room comes back when a body is done with")
-    func inflightBytes() async throws {
+    /// A collector whose in-flight budget judges rates by `time` (moved by the test only), with
+    /// body windows of an hour, so only the budget closes an upload here.
+    static func collector(time: ManualTime, _ change: (inout CollectorConfiguration) -> Void) async throws -> TestCollector {
         var configuration = CollectorConfiguration()
-        configuration.maxInflightBodyBytes = 1_000_000
-        let collector = try await TestCollector.start(configuration: configuration)
+        configuration.uploadClock = time.clock
+        configuration.connections.bodyGrace = .seconds(3_600)
+        configuration.connections.bodyRateWindow = .seconds(3_600)
+        change(&configuration)
+        return try await TestCollector.start(configuration: configuration)
+    }
+
+    /// Opens an upload declaring `declared` bytes and sends `sent` of them.
+    static func stall(port: Int, declared: Int, sent: Int) throws -> Int32 {
+        let fd = try RawHTTP.connected(port: port)
+        let bytes = Array((RawHTTP.uploadHead + "\r\nContent-Length: \(declared)\r\n\r\n").utf8) + [UInt8](repeating: 0x20, count: sent)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        return fd
+    }
+
+    /// A valid one-event batch, padded with whitespace to at least `size` bytes.
+    static func batch(size: Int = 0) -> [UInt8] {
+        let json = Array(BatchFixtures.batch(events: [BatchFixtures.point(UUID().uuidString.lowercased())]).utf8)
+        return json + [UInt8](repeating: 0x20, count: max(0, size - json.count))
+    }
+
+    static func upload(port: Int, _ body: [UInt8]) async throws -> RawHTTP.Response {
+        try await RawHTTP.exchange(port: port, head: RawHTTP.uploadHead + "\r\nContent-Length: \(body.count)", body: body)
+    }
+
+    @Test("Past --max-inflight-bytes, with nothing slow to close, an upload waits a moment, then gets 503 with Retry-After and the connection closes; the room comes back when a body is done with")
+    func inflightBytes() async throws {
+        let time = ManualTime()  // never moved: no upload is ever judged slow
+        let collector = try await Self.collector(time: time) { $0.maxInflightBodyBytes = 1_000_000 }
         let port = collector.port
-        let head = RawHTTP.uploadHead
-        // The first declares 600,000 bytes and stalls after one: it holds its room.
-        let first = try RawHTTP.connected(port: port)
-        let stalled = Array((head + "\r\nContent-Length: 600000\r\n\r\n{").utf8)
-        _ = stalled.withUnsafeBytes { send(first, $0.baseAddress, $0.count, 0) }
+        // The first holds 600,000 bytes it has really sent, one short of its body.
+        let first = try Self.stall(port: port, declared: 600_001, sent: 600_000)
         try await Task.sleep(for: .milliseconds(300))
 
         let start = ContinuousClock.now
-        let second = try await RawHTTP.exchange(port: port, head: head + "\r\nContent-Length: 600000", body: [UInt8](repeating: 0x20, count: 600_000))
+        let second = try await Self.upload(port: port, [UInt8](repeating: 0x20, count: 600_000))
         let waited = ContinuousClock.now - start
         #expect(second.status == 503 && second.headers["retry-after"] == "2", "\(second.status) \(String(decoding: second.body, as: UTF8.self))")
+        #expect(CollectorClient.message(Data(second.body)) == "the collector is receiving too many uploads at once; retry later")
         #expect(waited >= .milliseconds(150), "it waited \(waited) for room first")
         #expect(second.headers["connection"] == "close", "its unread body is not drained")
 
         close(first)
         try await Task.sleep(for: .milliseconds(300))
-        let body = Array(BatchFixtures.batch(events: [BatchFixtures.point(UUID().uuidString.lowercased())]).utf8)
-        let third = try await RawHTTP.exchange(port: port, head: head + "\r\nContent-Length: \(body.count)", body: body)
-        #expect(third.status == 200)
+        #expect(try await Self.upload(port: port, Self.batch()).status == 200)
+        await collector.stop()
+    }
+
+    @Test("A declared length holds nothing: uploads that declare far more than the budget and send little leave room for others")
+    func declaredIsNotHeld() async throws {
+        let time = ManualTime()
+        let collector = try await Self.collector(time: time) {
+            $0.maxInflightBodyBytes = 1_000_000
+            $0.maxInflightBytesPerClient = 1_000_000  // every connection here comes from 127.0.0.1
+        }
+        let stalled = try (0..<8).map { _ in try Self.stall(port: collector.port, declared: 4_000_000, sent: 10) }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await Self.upload(port: collector.port, Self.batch(size: 500_000)).status == 200)
+        stalled.forEach { close($0) }
+        await collector.stop()
+    }
+
+    @Test("A full budget closes a stalled upload to let a new one in, rather than refusing the new one")
+    func stalledMakesRoom() async throws {
+        let time = ManualTime()
+        let collector = try await Self.collector(time: time) {
+            $0.maxInflightBodyBytes = 1_000_000
+            $0.maxInflightBytesPerClient = 1_000_000  // every connection here comes from 127.0.0.1
+        }
+        let port = collector.port
+        let stalled = try Self.stall(port: port, declared: 1_000_000, sent: 900_000)
+        // Once the server has read what the staller sent and the stall has lasted past the
+        // budget's judgement, the new upload gets in; until then it may be refused (503).
+        let deadline = ContinuousClock.now + hangLimit
+        var answer: RawHTTP.Response?
+        while answer?.status != 200, ContinuousClock.now < deadline {
+            time.advance(.seconds(5))
+            answer = try await Self.upload(port: port, Self.batch(size: 200_000))
+            #expect(answer?.status == 200 || answer?.status == 503, "\(String(describing: answer?.status))")
+        }
+        #expect(answer?.status == 200)
+        let closed = await offPool { secondsUntilClosed(stalled, limit: hangSeconds) }
+        #expect(closed != nil, "the stalled upload was closed for room")
+        close(stalled)
+        await collector.stop()
+    }
+
+    @Test("Past --max-uploads-per-client a new upload from that address gets 429; once one of its uploads has stalled, it is closed instead")
+    func uploadsPerClient() async throws {
+        let time = ManualTime()
+        let collector = try await Self.collector(time: time) { $0.maxUploadsPerClient = 2 }
+        let port = collector.port
+        let stalled = try (0..<2).map { _ in try Self.stall(port: port, declared: 100_000, sent: 1_000) }
+        defer { stalled.forEach { close($0) } }
+        // Refused once the server has opened both stalled uploads (an upload before that gets in).
+        let deadline = ContinuousClock.now + hangLimit
+        var refused: RawHTTP.Response?
+        while refused?.status != 429, ContinuousClock.now < deadline {
+            refused = try await Self.upload(port: port, Self.batch())
+        }
+        #expect(refused?.status == 429 && refused?.headers["retry-after"] == "2" && refused?.headers["connection"] == "close")
+        #expect(refused.map { CollectorClient.message(Data($0.body)) } == "127.0.0.1 has 2 uploads in progress, the most allowed at once; retry later")
+        // Once the stalled ones are judged (their bytes read before the clock moved), the new one
+        // gets in, in place of one of them.
+        var admitted: RawHTTP.Response?
+        while admitted?.status != 200, ContinuousClock.now < deadline {
+            time.advance(.seconds(5))
+            admitted = try await Self.upload(port: port, Self.batch())
+        }
+        #expect(admitted?.status == 200)
+        let closed = await offPool { stalled.map { secondsUntilClosed($0, limit: 0.5) } }
+        #expect(closed.compactMap { $0 }.count == 1, "one stalled upload was closed for the new one: \(closed)")
         await collector.stop()
     }
 }

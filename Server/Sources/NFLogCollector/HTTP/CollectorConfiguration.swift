@@ -14,10 +14,26 @@ public struct CollectorConfiguration: Sendable {
     public var readTokens = ReadTokens.development
     /// The largest request body accepted as sent (compressed or not). Default: 4 MiB.
     public var maxBodyBytes = 4 * 1024 * 1024
-    /// The bytes of upload bodies received at once, over all connections; past it an upload
-    /// waits 0.2 s for room, then gets 503 with `Retry-After` and the connection closes, its body
-    /// unread. Default: 64 MiB.
+    /// The bytes of request bodies held in memory at once, over all connections. An upload is
+    /// charged for what it has sent (in pieces of 64 KiB), not the length it declares. When it is
+    /// short, the slowest uploads are closed to make room (one slow is stalled or trickling: at its
+    /// rate over the last second its body would not be in within a `bodyRateWindow`); when none
+    /// is slow, an upload waits 0.2 s for room, then gets 503 with `Retry-After` and the
+    /// connection closes, the rest of its body unread. Default: 64 MiB.
     public var maxInflightBodyBytes = 64 * 1024 * 1024
+    /// Uploads (`POST /v1/events`) from one client address in progress at once (an IPv4 address,
+    /// or an IPv6 /64; see ``trustedProxies``). Past it a slow one of that client's is closed to
+    /// make room, or, when none is slow, the new one gets 429 with `Retry-After` and the
+    /// connection closes. Default: 16 (a device sends one batch at a time; this leaves room for
+    /// many devices behind one NAT).
+    public var maxUploadsPerClient = 16
+    /// The bytes of upload bodies one client address may hold in memory at once; past it, as for
+    /// ``maxUploadsPerClient``. `nil` (the default): an eighth of ``maxInflightBodyBytes`` (8 MiB,
+    /// two of the largest bodies), so that holding the whole budget takes at least eight addresses.
+    public var maxInflightBytesPerClient: Int?
+    /// The reverse proxies whose `X-Forwarded-For` names the client for the per-client limits.
+    /// Default: none, so the connection's peer address is the client.
+    public var trustedProxies = TrustedProxies.none
     /// The largest body accepted once inflated, against gzip bombs. Default: 16 MiB.
     public var maxInflatedBytes = 16 * 1024 * 1024
     /// The most events one batch may hold. Default: 10,000.
@@ -40,7 +56,13 @@ public struct CollectorConfiguration: Sendable {
     /// How long events are kept, by the collector's receive time; `nil` (the default): forever.
     public var retention: Retention?
 
+    /// The clock the in-flight budget judges uploads' rates by; tests set it by hand.
+    var uploadClock = UploadClock.continuous
+
     public init() {}
+
+    /// ``maxInflightBytesPerClient``, or its default.
+    var inflightBytesPerClient: Int { maxInflightBytesPerClient ?? max(1, maxInflightBodyBytes / 8) }
 
     static let loopbackHosts: Set<String> = ["127.0.0.1", "::1", "localhost"]
 }

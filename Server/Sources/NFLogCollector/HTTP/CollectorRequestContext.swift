@@ -1,5 +1,6 @@
 import Hummingbird
 import HummingbirdAuth
+import NIOCore
 
 /// The context of every request: Hummingbird's core, and the ``Credential`` an authenticator
 /// middleware found (hummingbird-auth's pattern). Routes never read it directly: they are
@@ -8,9 +9,13 @@ import HummingbirdAuth
 struct CollectorRequestContext: AuthRequestContext, RequestContext {
     var coreContext: CoreRequestContextStorage
     var identity: Credential?
+    /// The request's connection: its peer address counts for the per-client limits, and closing
+    /// it stops a slow upload that must make room (``BodyBudget``).
+    let channel: any Channel
 
     init(source: Source) {
         coreContext = .init(source: source)
         identity = nil
+        channel = source.channel
     }
 }

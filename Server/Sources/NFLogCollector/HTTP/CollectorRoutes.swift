@@ -22,20 +22,31 @@ struct CollectorRoutes: Sendable {
     /// One token bucket per app key, when the configuration limits requests.
     let limiter: RateLimiter?
     /// Recurring problems, logged once per interval each, with a count.
-    let problems = ThrottledLog(interval: .seconds(60))
+    let problems: ThrottledLog
     /// Whether the store could write at the last try; what `/health` reports.
     let health = StoreHealth()
-    /// The bytes of upload bodies held at once.
+    /// The bytes of request bodies held at once, in all and per client.
     let bodies: BodyBudget
-    /// How long an upload waits for room in ``bodies``. Short: while it waits, the first parts of
-    /// its body are read into memory (a few hundred KiB), which a crowd of them would multiply.
+    /// How long an upload waits for room in ``bodies`` when nothing slow can be closed to make
+    /// it. Short: while it waits, parts of its body pile up in memory, which a crowd would multiply.
     static let bodyPatience: Duration = .milliseconds(200)
+    static let forwardedFor = HTTPField.Name("X-Forwarded-For") ?? .via  // a valid name: never falls back
 
-    init(store: any EventStore, configuration: CollectorConfiguration) {
+    /// - Parameter logger: where the uploads closed to make room are reported (once a minute).
+    init(store: any EventStore, configuration: CollectorConfiguration, logger: Logger) {
         self.store = store
         self.configuration = configuration
+        let problems = ThrottledLog(interval: .seconds(60))
+        self.problems = problems
         self.limiter = configuration.rateLimit.map { RateLimiter(limit: $0, keys: configuration.keys.count) }
-        self.bodies = BodyBudget(capacity: configuration.maxInflightBodyBytes)
+        self.bodies = BodyBudget(limits: .init(capacity: configuration.maxInflightBodyBytes,
+                                               uploadsPerClient: configuration.maxUploadsPerClient,
+                                               bytesPerClient: configuration.inflightBytesPerClient,
+                                               window: configuration.connections.bodyRateWindow),
+                                 clock: configuration.uploadClock) { client in
+            problems.log("closed-for-room", level: .warning, logger: logger,
+                         "closed a slow upload from \(client.map(\.description) ?? "a reader") to make room for others (--max-inflight-bytes, per-client limits)")
+        }
         var decoder = BatchDecoder()
         decoder.maxEvents = configuration.maxEventsPerBatch
         self.decoder = decoder
@@ -52,7 +63,9 @@ struct CollectorRoutes: Sendable {
         let ingest = router.group()
             .add(middleware: AppKeyAuthenticator(keys: configuration.keys, limiter: limiter))
             .group(context: IngestRequestContext.self)
-        ingest.post(RouterPath(WireProtocol.eventsPath)) { request, context in try await postEvents(request, app: context.app, logger: context.logger) }
+        ingest.post(RouterPath(WireProtocol.eventsPath)) { request, context in
+            try await postEvents(request, app: context.app, channel: context.channel, logger: context.logger)
+        }
         ingest.get(RouterPath(WireProtocol.policyPath)) { request, context in try await getPolicy(request, app: context.app, logger: context.logger) }
 
         let read = router.group()
@@ -62,7 +75,7 @@ struct CollectorRoutes: Sendable {
         read.get(RouterPath(WireProtocol.statsPath)) { request, context in try await getStats(app: context.app(of: request)) }
         read.get(RouterPath(WireProtocol.reportPath)) { request, context in try await getReport(request, app: context.app(of: request)) }
         read.post(RouterPath(WireProtocol.lookupPath)) { request, context in
-            try await lookup(request, app: context.app(of: request), logger: context.logger)
+            try await lookup(request, app: context.app(of: request), channel: context.channel, logger: context.logger)
         }
         read.get(RouterPath(WireProtocol.exportPath)) { request, context in try await export(request, app: context.app(of: request)) }
         read.get(RouterPath(WireProtocol.reportSeriesPath)) { request, context in try await getSeries(request, app: context.app(of: request)) }
@@ -71,16 +84,24 @@ struct CollectorRoutes: Sendable {
         }
     }
 
-    private func postEvents(_ request: Request, app: String, logger: Logger) async throws -> Response {
+    private func postEvents(_ request: Request, app: String, channel: any Channel, logger: Logger) async throws -> Response {
         let declared = request.headers[.contentLength].flatMap(Int.init)
         if let length = declared, length > configuration.maxBodyBytes {
             throw CollectorHTTPError(.contentTooLarge, message: "the body is \(length) bytes; the limit is \(configuration.maxBodyBytes)")
         }
-        let reserved = try await reserveRoom(for: request, upTo: configuration.maxBodyBytes, refusing: "uploads", logger: logger)
-        defer { bodies.release(reserved) }  // held until the answer
-        var body = try await Self.collect(request.body, declared: declared, upTo: configuration.maxBodyBytes)
+        let client = configuration.trustedProxies.client(peer: channel.remoteAddress?.ipAddress,
+                                                         forwardedFor: request.headers[values: Self.forwardedFor])
+        return try await receive(request, upTo: configuration.maxBodyBytes, client: client, channel: channel,
+                                 refusing: "uploads", logger: logger) { body in
+            try await ingest(body, encoding: request.headers[.contentEncoding], app: app, logger: logger)
+        }
+    }
 
-        switch request.headers[.contentEncoding]?.lowercased().trimmingCharacters(in: .whitespaces) {
+    /// Decodes and stores a received upload's body.
+    private func ingest(_ received: [UInt8], encoding: String?, app: String, logger: Logger) async throws -> Response {
+        var body = received
+
+        switch encoding?.lowercased().trimmingCharacters(in: .whitespaces) {
         case nil, "", "identity":
             guard body.count <= configuration.maxInflatedBytes else {
                 throw CollectorHTTPError(.contentTooLarge, message: "the body is larger than \(configuration.maxInflatedBytes) bytes")
@@ -216,10 +237,15 @@ struct CollectorRoutes: Sendable {
     }
 
     /// `{"uuids": [...]}` (at most 10,000) → `{"found": N, "missing": [...]}`: an audit of receipts.
-    private func lookup(_ request: Request, app: String, logger: Logger) async throws -> Response {
-        let reserved = try await reserveRoom(for: request, upTo: 1 << 20, refusing: "requests", logger: logger)
-        defer { bodies.release(reserved) }
-        let body = try await Self.collect(request.body, declared: request.headers[.contentLength].flatMap(Int.init), upTo: 1 << 20)
+    private func lookup(_ request: Request, app: String, channel: any Channel, logger: Logger) async throws -> Response {
+        // A read token's request: the in-flight budget applies, the per-client limits do not
+        // (read tokens are the operator's own, as for the rate limit).
+        try await receive(request, upTo: 1 << 20, client: nil, channel: channel, refusing: "requests", logger: logger) { body in
+            try await lookup(body, app: app)
+        }
+    }
+
+    private func lookup(_ body: [UInt8], app: String) async throws -> Response {
         let document: JSONValue
         do { document = try JSONParser.parse(body) } catch {
             throw CollectorHTTPError(.badRequest, message: "malformed JSON: \(error)")
@@ -325,34 +351,50 @@ struct CollectorRoutes: Sendable {
         return CollectorHTTPError(.serviceUnavailable, message: "the event store is unavailable; retry later", headers: [.retryAfter: "5"])
     }
 
-    /// Takes room in ``bodies`` for a request's body before a byte of it is read: its declared
-    /// length, or `limit` when none is declared. The caller gives it back when it has answered.
-    /// No room within ``bodyPatience``: 503 with `Retry-After`, and the connection closes, so the
-    /// body is left unread rather than drained into memory (logged once a minute).
-    private func reserveRoom(for request: Request, upTo limit: Int, refusing what: String, logger: Logger) async throws -> Int {
-        let reserved = min(limit, max(0, request.headers[.contentLength].flatMap(Int.init) ?? limit))
-        guard await bodies.reserve(reserved, patience: Self.bodyPatience) else {
-            problems.log("bodies", level: .warning, logger: logger,
-                         "refusing \(what): \(configuration.maxInflightBodyBytes) bytes of bodies are being received (--max-inflight-bytes)")
-            throw CollectorHTTPError(.serviceUnavailable, message: "the collector is receiving too many \(what) at once; retry later",
-                                     headers: [.retryAfter: "2", .connection: "close"])
+    /// Reads a request's body against ``bodies`` and answers with `handle`, holding the body's
+    /// room until then. Refused room: 429 past the client's share (`client` nil: no share), 503
+    /// past the whole budget, each with `Retry-After`, and the connection closes, so the rest of
+    /// the body is left unread rather than drained into memory (logged once a minute).
+    private func receive(_ request: Request, upTo limit: Int, client: ClientAddress?, channel: any Channel, refusing what: String,
+                         logger: Logger, handle: ([UInt8]) async throws -> Response) async throws -> Response {
+        let declared = request.headers[.contentLength].flatMap(Int.init)
+        let expected = min(limit, max(0, declared ?? limit))
+        let ticket: BodyBudget.Ticket
+        switch bodies.open(client: client, expected: expected, close: { channel.close(promise: nil) }) {
+        case .success(let opened): ticket = opened
+        case .failure(let refusal): throw refusalError(refusal, client: client, refusing: what, logger: logger)
         }
-        return reserved
+        defer { bodies.close(ticket) }  // held until the answer
+        let body = try await BodyChunks.collect(request.body, declared: declared, upTo: limit, budget: bodies, ticket: ticket,
+                                                patience: Self.bodyPatience) { refusal in
+            refusalError(refusal, client: client, refusing: what, logger: logger)
+        }
+        bodies.finish(ticket)
+        return try await handle(body)
     }
 
-    /// The body's bytes, at most `limit` (413 past it), in one buffer sized from the declared
-    /// length: growing by doubling would hold up to twice a large body while it arrives, and the
-    /// in-flight budget counts it once.
-    static func collect(_ body: RequestBody, declared: Int?, upTo limit: Int) async throws -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(min(declared ?? 64 * 1024, limit))
-        for try await part in body {
-            guard bytes.count + part.readableBytes <= limit else {
-                throw CollectorHTTPError(.contentTooLarge, message: "the body is larger than \(limit) bytes")
-            }
-            bytes.append(contentsOf: part.readableBytesView)
+    private func refusalError(_ refusal: BodyBudget.Refusal, client: ClientAddress?, refusing what: String, logger: Logger) -> CollectorHTTPError {
+        let client = client ?? .unknown
+        switch refusal {
+        case .clientUploads:
+            problems.log("client-uploads", level: .warning, logger: logger,
+                         "refusing an upload from \(client): \(configuration.maxUploadsPerClient) of its uploads are in progress (--max-uploads-per-client)")
+            return CollectorHTTPError(.tooManyRequests,
+                                      message: "\(client) has \(configuration.maxUploadsPerClient) uploads in progress, the most allowed at once; retry later",
+                                      headers: [.retryAfter: "2", .connection: "close"])
+        case .clientBytes:
+            problems.log("client-bytes", level: .warning, logger: logger,
+                         "refusing an upload from \(client): its uploads hold \(configuration.inflightBytesPerClient) bytes (--max-inflight-bytes-per-client)")
+            return CollectorHTTPError(.tooManyRequests,
+                                      message: "\(client) is sending \(configuration.inflightBytesPerClient) bytes of uploads at once, the most allowed; retry later",
+                                      headers: [.retryAfter: "2", .connection: "close"])
+        case .full, .closed:
+            // Closed: its connection is closed already and this answer goes nowhere.
+            problems.log("bodies", level: .warning, logger: logger,
+                         "refusing \(what): \(configuration.maxInflightBodyBytes) bytes of bodies are being received (--max-inflight-bytes)")
+            return CollectorHTTPError(.serviceUnavailable, message: "the collector is receiving too many \(what) at once; retry later",
+                                      headers: [.retryAfter: "2", .connection: "close"])
         }
-        return bytes
     }
 
     static func json(_ text: String) -> Response { json(Array(text.utf8)) }

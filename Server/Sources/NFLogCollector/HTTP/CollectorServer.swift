@@ -50,13 +50,13 @@ public final class CollectorServer: Sendable {
     /// - Parameter onListening: called once with the base URL, such as `http://127.0.0.1:43117`.
     public func run(handleSignals: Bool = false, onListening: @escaping @Sendable (URL) async -> Void) async throws {
         let router = Router(context: CollectorRequestContext.self)
-        CollectorRoutes(store: store, configuration: configuration).register(on: router)
+        CollectorRoutes(store: store, configuration: configuration, logger: logger).register(on: router)
         let host = configuration.host
         let scheme = configuration.tls == nil ? "http" : "https"
         let admission = ConnectionAdmission(maxConnections: configuration.connections.maxConnections)
-        let (limits, maxBody) = (configuration.connections, configuration.maxBodyBytes)
+        let limits = configuration.connections
         let http1 = HTTPServerBuilder { responder in
-            LimitedHTTP1Channel(responder: responder, limits: limits, maxBodyBytes: maxBody, admission: admission)
+            LimitedHTTP1Channel(responder: responder, limits: limits, admission: admission)
         }
         let app = Application(
             router: router,

@@ -4,8 +4,14 @@ import NIOHTTPTypes
 
 /// Closes a connection that takes too long (``ConnectionLimits``): no complete request head
 /// within `requestHeadTimeout` of the connection opening or of the previous response, or a body
-/// slower than the minimum rate. Sits after the HTTP decoder, so it sees whole heads and the end
-/// of each body; the time the server takes to answer is never counted against the client.
+/// slower than the minimum rate over any window. Sits after the HTTP decoder, so it sees whole
+/// heads, the body's parts and its end; the time the server takes to answer is never counted
+/// against the client.
+///
+/// The body's rate is judged window by window, not once over the whole body: the first window
+/// (`bodyGrace`) and each later one (`bodyRateWindow`) must bring `minBodyBytesPerSecond` times
+/// its length, or the rest of the body. A client that sends its body quickly and then stops is
+/// closed within two windows, however large the length it declared.
 final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -13,13 +19,16 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     typealias OutboundOut = HTTPResponsePart
 
     private let limits: ConnectionLimits
-    private let maxBodyBytes: Int
-    /// The one deadline in force (a head's or a body's); all on the channel's event loop.
+    /// The one deadline in force (a head's or a body window's); all on the channel's event loop.
     private var deadline: Scheduled<Void>?
+    /// The body's bytes still to come (its declared length less what came); nil for a chunked body.
+    private var remaining: Int?
+    /// What the current window must bring, and what it has brought.
+    private var windowNeeds = 0
+    private var windowBrought = 0
 
-    init(limits: ConnectionLimits, maxBodyBytes: Int) {
+    init(limits: ConnectionLimits) {
         self.limits = limits
-        self.maxBodyBytes = maxBodyBytes
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -27,8 +36,7 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
+        disarm()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -38,12 +46,14 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
             if length == 0 || (length == nil && head.headerFields[.transferEncoding] == nil) {
                 disarm()  // no body: nothing more to wait for until the answer is written
             } else {
-                arm(context, after: limits.bodyDeadline(length: length, maxBytes: maxBodyBytes))
+                remaining = length
+                startWindow(context, length: limits.bodyGrace)
             }
+        case .body(let part):
+            windowBrought += part.readableBytes
+            remaining = remaining.map { max(0, $0 - part.readableBytes) }
         case .end:
             disarm()
-        case .body:
-            break
         }
         context.fireChannelRead(data)
     }
@@ -54,6 +64,21 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
             arm(context, after: limits.requestHeadTimeout)
         }
         context.write(data, promise: promise)
+    }
+
+    private func startWindow(_ context: ChannelHandlerContext, length: Duration) {
+        let perWindow = Double(max(1, limits.minBodyBytesPerSecond)) * (length / .seconds(1))
+        windowNeeds = min(remaining ?? Int.max, Int(min(perWindow.rounded(.up), Double(Int.max / 2))))
+        windowBrought = 0
+        deadline?.cancel()
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(length)) { [self] in
+            guard windowBrought >= windowNeeds else {
+                deadline = nil
+                context.channel.close(promise: nil)
+                return
+            }
+            startWindow(context, length: limits.bodyRateWindow)
+        }
     }
 
     private func arm(_ context: ChannelHandlerContext, after delay: Duration) {

@@ -16,12 +16,18 @@ public struct ConnectionLimits: Sendable, Equatable {
     /// from the end of the previous response. It covers a connection left idle and a head sent
     /// slowly (slowloris) alike. Default: 30 s.
     public var requestHeadTimeout: Duration = .seconds(30)
-    /// A body must arrive at least this fast: once the head is in, the whole body has
-    /// `bodyGrace` plus its declared length (or, for a chunked body, the largest allowed) at
-    /// this rate. Default: 16 KiB/s (a 4 MiB upload has 4 min 26 s).
+    /// A body must arrive at least this fast, judged window by window: its first `bodyGrace`, and
+    /// each `bodyRateWindow` after it, must bring this rate times the window's length, or the rest
+    /// of the body; a body that falls short is closed at the end of that window. Default: 16 KiB/s
+    /// (160 KiB in each 10 s window), far below any network a phone uploads over, yet a client
+    /// that stops sending is closed within two windows whatever length it declared.
     public var minBodyBytesPerSecond = 16 * 1024
-    /// See ``minBodyBytesPerSecond``. Default: 10 s.
+    /// The first window of a body (see ``minBodyBytesPerSecond``): room for a slow start. Default: 10 s.
     public var bodyGrace: Duration = .seconds(10)
+    /// Each later window of a body (see ``minBodyBytesPerSecond``). Also how far ahead the
+    /// in-flight budget looks when it judges an upload slow (``CollectorConfiguration/maxInflightBodyBytes``).
+    /// Default: 10 s.
+    public var bodyRateWindow: Duration = .seconds(10)
 
     public init() {}
 
@@ -44,11 +50,5 @@ public struct ConnectionLimits: Sendable, Equatable {
             if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
         }
         return Int(clamping: limit.rlim_cur)
-    }
-
-    /// How long a body of `length` bytes (nil: chunked, up to `maxBytes`) may take.
-    func bodyDeadline(length: Int?, maxBytes: Int) -> Duration {
-        let bytes = Double(length ?? maxBytes)
-        return bodyGrace + .seconds(bytes / Double(max(1, minBodyBytesPerSecond)))
     }
 }

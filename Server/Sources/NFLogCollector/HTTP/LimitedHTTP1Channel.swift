@@ -15,9 +15,9 @@ struct LimitedHTTP1Channel: ServerChildChannel {
     let inner: HTTP1Channel
     let admission: ConnectionAdmission
 
-    init(responder: @escaping HTTPChannelHandler.Responder, limits: ConnectionLimits, maxBodyBytes: Int, admission: ConnectionAdmission) {
+    init(responder: @escaping HTTPChannelHandler.Responder, limits: ConnectionLimits, admission: ConnectionAdmission) {
         inner = HTTP1Channel(responder: responder, configuration: .init(additionalChannelHandlers: [
-            ContinueHandler(), ConnectionDeadlineHandler(limits: limits, maxBodyBytes: maxBodyBytes),
+            ContinueHandler(), ConnectionDeadlineHandler(limits: limits),
         ]))
         self.admission = admission
     }

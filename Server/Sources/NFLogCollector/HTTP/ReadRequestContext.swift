@@ -1,4 +1,5 @@
 import Hummingbird
+import NIOCore
 
 /// The context of the routes a read token opens (stats, report, lookup, export): made only from a
 /// request that proved a read token, and the only way those routes learn which app to read.
@@ -6,6 +7,7 @@ struct ReadRequestContext: ChildRequestContext {
     var coreContext: CoreRequestContextStorage
     /// The apps the request's token may read.
     let scope: ReadScope
+    let channel: any Channel
 
     init(context: CollectorRequestContext) throws {
         // ReadTokenAuthenticator refuses first, with the precise reason; this is the backstop.
@@ -14,6 +16,7 @@ struct ReadRequestContext: ChildRequestContext {
         }
         self.coreContext = context.coreContext
         self.scope = scope
+        self.channel = context.channel
     }
 
     /// The app the request reads: `?app=APP`, which the token must cover, or the token's only app.
