@@ -177,11 +177,33 @@ struct BodyBudgetTests {
         return try await TestCollector.start(configuration: configuration)
     }
 
-    /// Opens an upload declaring `declared` bytes and sends `sent` of them.
-    static func stall(port: Int, declared: Int, sent: Int) throws -> Int32 {
-        let fd = try RawHTTP.connected(port: port)
+    /// Opens an upload declaring `declared` bytes and sends `sent` of them (from `source`, any
+    /// 127.x.y.z: Linux routes all of 127/8 to loopback); returns once the collector's end has
+    /// them all (nothing left in this socket's send queue). On a thread of its own: the
+    /// in-process collector reads on the concurrency pool, which a blocked send would hold.
+    static func stall(port: Int, declared: Int, sent: Int, from source: String = "127.0.0.1") async throws -> Int32 {
+        try await offPool { Result { try blockingStall(port: port, declared: declared, sent: sent, from: source) } }.get()
+    }
+
+    private static func blockingStall(port: Int, declared: Int, sent: Int, from source: String) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var local = sockaddr_in(), remote = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        remote.sin_family = sa_family_t(AF_INET)
+        remote.sin_port = in_port_t(UInt16(port).bigEndian)
+        remote.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let connected = withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard fd >= 0, bound == 0, connected == 0 else {
+            if fd >= 0 { close(fd) }
+            throw RawHTTP.Failure(description: "cannot connect from \(source): errno \(errno)")
+        }
         let bytes = Array((RawHTTP.uploadHead + "\r\nContent-Length: \(declared)\r\n\r\n").utf8) + [UInt8](repeating: 0x20, count: sent)
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var unsent: Int32 = 1
+        let deadline = Date().addingTimeInterval(hangSeconds)
+        while ioctl(fd, UInt(TIOCOUTQ), &unsent) == 0, unsent > 0, Date() < deadline { usleep(10_000) }
         return fd
     }
 
@@ -198,10 +220,13 @@ struct BodyBudgetTests {
     @Test("Past --max-inflight-bytes, with nothing slow to close, an upload waits a moment, then gets 503 with Retry-After and the connection closes; the room comes back when a body is done with")
     func inflightBytes() async throws {
         let time = ManualTime()  // never moved: no upload is ever judged slow
-        let collector = try await Self.collector(time: time) { $0.maxInflightBodyBytes = 1_000_000 }
+        let collector = try await Self.collector(time: time) {
+            $0.maxInflightBodyBytes = 1_000_000
+            $0.maxInflightBytesPerClient = 2_000_000  // every connection here comes from 127.0.0.1: the budget is what runs out
+        }
         let port = collector.port
         // The first holds 600,000 bytes it has really sent, one short of its body.
-        let first = try Self.stall(port: port, declared: 600_001, sent: 600_000)
+        let first = try await Self.stall(port: port, declared: 600_001, sent: 600_000)
         try await Task.sleep(for: .milliseconds(300))
 
         let start = ContinuousClock.now
@@ -225,7 +250,8 @@ struct BodyBudgetTests {
             $0.maxInflightBodyBytes = 1_000_000
             $0.maxInflightBytesPerClient = 1_000_000  // every connection here comes from 127.0.0.1
         }
-        let stalled = try (0..<8).map { _ in try Self.stall(port: collector.port, declared: 4_000_000, sent: 10) }
+        var stalled: [Int32] = []
+        for _ in 0..<8 { stalled.append(try await Self.stall(port: collector.port, declared: 4_000_000, sent: 10)) }
         try await Task.sleep(for: .milliseconds(300))
         #expect(try await Self.upload(port: collector.port, Self.batch(size: 500_000)).status == 200)
         stalled.forEach { close($0) }
@@ -237,10 +263,12 @@ struct BodyBudgetTests {
         let time = ManualTime()
         let collector = try await Self.collector(time: time) {
             $0.maxInflightBodyBytes = 1_000_000
-            $0.maxInflightBytesPerClient = 1_000_000  // every connection here comes from 127.0.0.1
+            $0.maxInflightBytesPerClient = 1_000_000
         }
         let port = collector.port
-        let stalled = try Self.stall(port: port, declared: 1_000_000, sent: 900_000)
+        // From another address, so only the whole budget is short, not a client's share.
+        let stalled = try await Self.stall(port: port, declared: 1_000_000, sent: 900_000, from: "127.0.0.2")
+        try await Task.sleep(for: .milliseconds(300))  // the collector's end has the bytes; its reading them is a moment more
         // Once the server has read what the staller sent and the stall has lasted past the
         // budget's judgement, the new upload gets in; until then it may be refused (503).
         let deadline = ContinuousClock.now + hangLimit
@@ -262,8 +290,8 @@ struct BodyBudgetTests {
         let time = ManualTime()
         let collector = try await Self.collector(time: time) { $0.maxUploadsPerClient = 2 }
         let port = collector.port
-        let stalled = try (0..<2).map { _ in try Self.stall(port: port, declared: 100_000, sent: 1_000) }
-        defer { stalled.forEach { close($0) } }
+        var stalled: [Int32] = []
+        for _ in 0..<2 { stalled.append(try await Self.stall(port: port, declared: 100_000, sent: 1_000)) }
         // Refused once the server has opened both stalled uploads (an upload before that gets in).
         let deadline = ContinuousClock.now + hangLimit
         var refused: RawHTTP.Response?
@@ -280,8 +308,10 @@ struct BodyBudgetTests {
             admitted = try await Self.upload(port: port, Self.batch())
         }
         #expect(admitted?.status == 200)
-        let closed = await offPool { stalled.map { secondsUntilClosed($0, limit: 0.5) } }
+        let sockets = stalled
+        let closed = await offPool { sockets.map { secondsUntilClosed($0, limit: 0.5) } }
         #expect(closed.compactMap { $0 }.count == 1, "one stalled upload was closed for the new one: \(closed)")
+        stalled.forEach { close($0) }  // before stopping: a graceful stop waits for open connections
         await collector.stop()
     }
 }

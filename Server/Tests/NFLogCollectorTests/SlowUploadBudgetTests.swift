@@ -5,14 +5,14 @@ import Testing
 /// A clock the test moves by hand: the budget's rules about time, with no wall clock in them.
 final class ManualTime: Sendable {
     private let value = Mutex<Duration>(.zero)
-    var clock: UploadClock { UploadClock { [value] in value.withLock { $0 } } }
+    var clock: UploadClock { UploadClock { [self] in value.withLock { $0 } } }
     func advance(_ by: Duration) { value.withLock { $0 += by } }
 }
 
 /// Closes counted: which uploads the budget chose to close for room.
 final class Closes: Sendable {
     private let closed = Mutex<[String]>([])
-    func closer(_ name: String) -> @Sendable () -> Void { { [closed] in closed.withLock { $0.append(name) } } }
+    func closer(_ name: String) -> @Sendable () -> Void { { [self] in closed.withLock { $0.append(name) } } }
     var all: [String] { closed.withLock { $0 } }
 }
 

@@ -59,12 +59,30 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) {
+        switch unwrapOutboundIn(data) {
+        case .head(let response) where response.status.kind != .informational:
+            closing = response.headerFields[.connection]?.lowercased() == "close"
+        case .end where closing:
+            // A refusal that leaves the body unread (`Connection: close`): Hummingbird would read
+            // and drop the rest of the body for as long as the client sends it. The client gets a
+            // moment to read the answer, then the connection is closed, whatever it is sending.
+            context.write(data, promise: promise)
+            context.flush()
+            arm(context, after: Self.linger)
+            return
+        case .end:
             // The answer is out: the client has its turn again.
             arm(context, after: limits.requestHeadTimeout)
+        default:
+            break
         }
         context.write(data, promise: promise)
     }
+
+    /// How long a connection stays open after an answer that closes it (nginx's lingering close).
+    static let linger: Duration = .seconds(2)
+    /// Whether the answer being written closes the connection.
+    private var closing = false
 
     private func startWindow(_ context: ChannelHandlerContext, length: Duration) {
         let perWindow = Double(max(1, limits.minBodyBytesPerSecond)) * (length / .seconds(1))
