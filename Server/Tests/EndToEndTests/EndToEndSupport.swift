@@ -62,6 +62,25 @@ func logEvents(_ logger: NFLogger, points: Int, spans: Int = 0, prefix: String =
     return receipts.withLock { $0 }
 }
 
+/// The lines in a file (a child's receipts), 0 if it does not exist yet.
+func lineCount(_ path: String) -> Int {
+    guard let data = FileManager.default.contents(atPath: path) else { return 0 }
+    return data.count { $0 == 10 }
+}
+
+/// Waits until the file holds `count` lines: progress, not time, so a kill lands after a child
+/// has done some work however slow the machine is. `hangLimit` only bounds a hang.
+func waitForLines(_ path: String, atLeast count: Int) async throws {
+    let deadline = ContinuousClock.now + hangLimit
+    while lineCount(path) < count {
+        guard ContinuousClock.now < deadline else {
+            struct NoProgress: Error, CustomStringConvertible { let description: String }
+            throw NoProgress(description: "\(path) did not reach \(count) lines within \(hangLimit)")
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
+
 /// Flushes until nothing is left, waiting out backoffs; fails the test if that never happens
 /// (`timeout` only bounds a hang).
 @discardableResult
