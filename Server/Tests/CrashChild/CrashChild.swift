@@ -13,6 +13,18 @@ struct CrashChild: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nflog-crash-child",
         subcommands: [Log.self, Fold.self, Flush.self, Fill.self, Offline.self, Deliver.self])
+
+    static func main() async {
+        // Dies with the process that started it: a test run stopped or timed out must not leave
+        // children logging flat out beside whatever runs next. (prctl's PR_SET_PDEATHSIG is a C
+        // variadic, which Swift cannot call; the parent's pid changing says the same.)
+        let parent = getppid()
+        Thread.detachNewThread {
+            while getppid() == parent { usleep(200_000) }
+            _exit(3)
+        }
+        await main(nil)
+    }
 }
 
 struct Common: ParsableArguments {

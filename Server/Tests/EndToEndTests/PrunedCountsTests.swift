@@ -55,7 +55,9 @@ struct PrunedCountsTests {
         // and 429s: every way a batch is left waiting with its fate unknown to the device.
         var settings = FaultProxyConfiguration(upstreamPort: port)
         settings.faultRate = 0.25
-        settings.faults = [.dropAfterUpstream, .closeBeforeBody, .serviceUnavailable, .tooManyRequests]
+        // (Drawn with equal chances: an answer lost after the commit, the case that counted
+        // twice, comes up twice as often as the others.)
+        settings.faults = [.dropAfterUpstream, .dropAfterUpstream, .closeBeforeBody, .serviceUnavailable, .tooManyRequests]
         settings.seed = victim == .app ? 21 : 22
         let proxy = FaultProxy(settings)
         try await proxy.start()
@@ -64,18 +66,25 @@ struct PrunedCountsTests {
         let arguments = ["--db", scratch.databaseURL.path, "--collector", proxy.url.absoluteString,
                          "--max-rows", "400", "--request-timeout-ms", "2000"]
         var random = SeededRandom(seed: victim == .app ? 31 : 32)
-        var app = try Child.start(["log", "--receipts", receipts] + arguments)
-        _ = await Child.offPool { app.output.fileHandleForReading.availableData }  // "ready"
+        func startApp() async throws -> Process {
+            let child = try Child.start(["log", "--receipts", receipts] + arguments)
+            _ = await Child.offPool { child.output.fileHandleForReading.availableData }  // "ready"
+            return child.process
+        }
+        var app = try await startApp()
         for _ in 0..<Self.rounds {
-            // Progress, not time: each round lets the app log (and prune) a few hundred events first.
+            // Progress, not time: each round lets the app log (and prune) a few hundred events and
+            // make a few uploads through the proxy first. The proxy draws its faults in request
+            // order from its seed, so the same requests meet the same faults on any machine.
             try await waitForLines(receipts, atLeast: lineCount(receipts) + 500)
+            try await Self.waitForRequests(proxy, atLeast: proxy.counts().requests + 6)
             try await Task.sleep(for: .microseconds(20_000 + random.next() % 300_000))
             switch victim {
             case .app:
-                kill(app.process.processIdentifier, SIGKILL)
-                await Child.offPool { app.process.waitUntilExit() }
-                app = try Child.start(["log", "--receipts", receipts] + arguments)
-                _ = await Child.offPool { app.output.fileHandleForReading.availableData }
+                let killed = app
+                kill(killed.processIdentifier, SIGKILL)
+                await Child.offPool { killed.waitUntilExit() }
+                app = try await startApp()
             case .collector:
                 if let child = served?.process {
                     kill(child.processIdentifier, SIGKILL)
@@ -84,8 +93,9 @@ struct PrunedCountsTests {
                 try await startServed()
             }
         }
-        kill(app.process.processIdentifier, SIGKILL)
-        await Child.offPool { app.process.waitUntilExit() }
+        let last = app
+        kill(last.processIdentifier, SIGKILL)
+        await Child.offPool { last.waitUntilExit() }
         let counts = proxy.counts()
         await proxy.shutdown()
         if let child = served?.process {
@@ -125,6 +135,15 @@ struct PrunedCountsTests {
     struct ChildFailure: Error, CustomStringConvertible {
         let message: String
         var description: String { message }
+    }
+
+    /// Waits until the proxy has seen `count` requests (bounded only against a hang).
+    static func waitForRequests(_ proxy: FaultProxy, atLeast count: Int) async throws {
+        let deadline = ContinuousClock.now + hangLimit
+        while proxy.counts().requests < count {
+            guard ContinuousClock.now < deadline else { throw ChildFailure(message: "no uploads through the proxy for \(hangLimit)") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     /// The device's own record of what its pruner deleted, by event name.
