@@ -78,9 +78,10 @@ struct DurabilityTests {
         #expect(run.json["recorded"] as? Int == 1_000_000)
         // Rows in a formed batch are not counted against the limit until an answer settles the
         // batch (here none comes: nothing listens), and never pruned: the device may hold the
-        // two lanes' batches (100 events each) beyond it, and sends them later.
+        // batches formed before every upload waited (at most 2 × 2 concurrent uploads + 1, of
+        // 100 events each) beyond it, and sends them later.
         let stored = run.json["stored"] as? Int ?? -1, pruned = run.json["pruned"] as? Int ?? -1
-        #expect((50_000...50_200).contains(stored) && stored + pruned == 1_000_000, "stored \(stored), pruned \(pruned)")
+        #expect((50_000...50_500).contains(stored) && stored + pruned == 1_000_000, "stored \(stored), pruned \(pruned)")
         let peak = run.json["peak_rss_kb"] as? Int ?? .max
         let smallPeak = small.json["peak_rss_kb"] as? Int ?? 0
         // Bounded: ten times the events may not cost much more memory than a tenth of them did.
@@ -95,7 +96,7 @@ struct DurabilityTests {
         #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0)
         let stats = try await collector.stats()
         // Every event is either at the collector or counted as pruned, once.
-        #expect((50_000...50_200).contains(stats.eventsStored) && stats.eventsStored + stats.prunedOnDevices == 1_000_000,
+        #expect((50_000...50_500).contains(stats.eventsStored) && stats.eventsStored + stats.prunedOnDevices == 1_000_000,
                 "stored \(stats.eventsStored), pruned \(stats.prunedOnDevices)")
         #expect(stats.prunedOnDevicesByName == ["offline.point": stats.prunedOnDevices])
         let indices = try await collector.exportedEvents().compactMap { exported -> Int64? in

@@ -108,8 +108,9 @@ final class Pruner {
 
     /// Events in formed upload batches (on the network, or waiting to be sent again): they are
     /// neither dropped nor counted against the row limit until an answer settles their batch.
-    /// At most a few batches per output are formed at a time (a waiting batch goes again before
-    /// a new one is formed), so this keeps a bounded number of rows beyond the limit.
+    /// Few batches per output are formed at a time (a waiting batch goes again before a new one
+    /// is formed, and after `2 × maxConcurrentUploads + 1` failures in a row every batch waits),
+    /// so this keeps a bounded number of rows beyond the limit.
     func eventsInBatches() throws(SQLiteError) -> Int {
         // Another output's batch is counted by its deliveries: an event in two batches counts
         // twice, which only ever keeps more.
