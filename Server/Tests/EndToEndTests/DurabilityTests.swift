@@ -148,11 +148,11 @@ struct DurabilityTests {
                          "--max-rows", "10000000", "--request-timeout-ms", "1000"]
         var random = SeededRandom(seed: UInt64(ProcessInfo.processInfo.environment["NFLOG_KILL_SEED"] ?? "") ?? 7)
         for _ in 0..<trials {
-            let before = lineCount(receipts)
+            let before = receiptCount(receipts)
             let (child, output) = try Child.start(["log", "--receipts", receipts] + arguments)
             _ = await Child.offPool { output.fileHandleForReading.availableData }  // "ready": the logger exists
             // Some progress first (however slow the machine), then a random moment.
-            try await waitForLines(receipts, atLeast: before + 150)
+            try await waitForReceipts(receipts, atLeast: before + 150)
             try await Task.sleep(for: .microseconds(random.next() % 370_000))
             kill(child.processIdentifier, SIGKILL)
             await Child.offPool { child.waitUntilExit() }
@@ -195,10 +195,10 @@ struct DurabilityTests {
                          "--second-collector", second.url.absoluteString, "--max-rows", "10000000", "--request-timeout-ms", "1000"]
         var random = SeededRandom(seed: 11)
         for _ in 0..<trials {
-            let before = lineCount(receipts)
+            let before = receiptCount(receipts)
             let (child, output) = try Child.start(["log", "--receipts", receipts] + arguments)
             _ = await Child.offPool { output.fileHandleForReading.availableData }
-            try await waitForLines(receipts, atLeast: before + 150)
+            try await waitForReceipts(receipts, atLeast: before + 150)
             try await Task.sleep(for: .microseconds(random.next() % 370_000))
             kill(child.processIdentifier, SIGKILL)
             await Child.offPool { child.waitUntilExit() }

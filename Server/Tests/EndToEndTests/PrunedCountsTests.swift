@@ -76,7 +76,7 @@ struct PrunedCountsTests {
             // Progress, not time: each round lets the app log (and prune) a few hundred events and
             // make a few uploads through the proxy first. The proxy draws its faults in request
             // order from its seed, so the same requests meet the same faults on any machine.
-            try await waitForLines(receipts, atLeast: lineCount(receipts) + 500)
+            try await waitForReceipts(receipts, atLeast: receiptCount(receipts) + 500)
             try await Self.waitForRequests(proxy, atLeast: proxy.counts().requests + 6)
             try await Task.sleep(for: .microseconds(20_000 + random.next() % 300_000))
             switch victim {
