@@ -142,9 +142,15 @@ struct Flush: AsyncParsableCommand {
         func pending(_ result: FlushResult) -> Bool {
             result.remainingEvents > 0 || result.error != nil || result.outputs.values.contains { $0.remainingEvents > 0 || $0.error != nil }
         }
-        while pending(result) && ContinuousClock.now - start < .seconds(60) {
+        // Gives up only after 60 s without progress (nothing more delivered), not 60 s in all: a
+        // large backlog through a faulty proxy on a loaded machine takes as long as it takes.
+        var progressAt = start
+        var uploaded = await logger.diagnostics().uploadedEvents
+        while pending(result) && ContinuousClock.now - progressAt < .seconds(60) {
             try await Task.sleep(for: .milliseconds(50))
             result = await logger.flush()
+            let now = await logger.diagnostics().uploadedEvents
+            if now > uploaded { (uploaded, progressAt) = (now, .now) }
         }
         let diagnostics = await logger.diagnostics()
         await logger.close()
