@@ -145,12 +145,10 @@ struct Flush: AsyncParsableCommand {
         // Gives up only after 60 s without progress (nothing more delivered), not 60 s in all: a
         // large backlog through a faulty proxy on a loaded machine takes as long as it takes.
         var progressAt = start
-        var uploaded = await logger.diagnostics().uploadedEvents
         while pending(result) && ContinuousClock.now - progressAt < .seconds(60) {
             try await Task.sleep(for: .milliseconds(50))
             result = await logger.flush()
-            let now = await logger.diagnostics().uploadedEvents
-            if now > uploaded { (uploaded, progressAt) = (now, .now) }
+            if result.uploadedEvents > 0 { progressAt = .now }  // this flush delivered something
         }
         let diagnostics = await logger.diagnostics()
         await logger.close()

@@ -201,12 +201,12 @@ final class Pruner {
             """).collect { ($0.text(at: 0) ?? "", $0.int64(at: 1), $0.int64(at: 2)) }
         guard !counts.isEmpty else { return 0 }
         for (name, _, events) in counts where events > 0 {
-            try addCount.bind(name, at: 1)
-            try addCount.bind(events, at: 2)
-            try addCount.run()
-            try addTotal.bind(name, at: 1)
-            try addTotal.bind(events, at: 2)
-            try addTotal.run()
+            // The same upsert into both: the counts waiting to be told, and the running totals.
+            for upsert in [addCount, addTotal] {
+                try upsert.bind(name, at: 1)
+                try upsert.bind(events, at: 2)
+                try upsert.run()
+            }
         }
         // Who loses them: the collector, unless it was done with them (batch_id 0), and every
         // output still owed them; those debts go with the rows.
