@@ -15,8 +15,8 @@ enum Child {
         .appendingPathComponent("nflog-crash-child")
 
     /// Starts the crash child (or another executable) with its standard output in a pipe.
-    static func start(_ arguments: [String], executable: URL = Child.executable) throws -> (process: Process, output: Pipe) {
-        let process = Process()
+    static func start(_ arguments: [String], executable: URL = Child.executable) throws -> (process: ChildProcess, output: Pipe) {
+        let process = ChildProcess()
         process.executableURL = executable
         process.arguments = arguments
         let output = Pipe()

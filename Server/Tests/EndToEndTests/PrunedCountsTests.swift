@@ -36,7 +36,7 @@ struct PrunedCountsTests {
 
         // The collector: in this process when the app is the victim, a child to kill otherwise.
         var inProcess: TestCollector?
-        var served: (process: Process, output: Pipe)?
+        var served: (process: ChildProcess, output: Pipe)?
         func startServed() async throws {
             let child = try Child.start(["serve", "--port", "\(port)", "--db", collectorPath], executable: RetentionCommandTests.executable)
             let first = await Child.firstLine(of: child.output)
@@ -66,7 +66,7 @@ struct PrunedCountsTests {
         let arguments = ["--db", scratch.databaseURL.path, "--collector", proxy.url.absoluteString,
                          "--max-rows", "400", "--request-timeout-ms", "2000"]
         var random = SeededRandom(seed: victim == .app ? 31 : 32)
-        func startApp() async throws -> Process {
+        func startApp() async throws -> ChildProcess {
             let child = try Child.start(["log", "--receipts", receipts] + arguments)
             _ = await Child.offPool { child.output.fileHandleForReading.availableData }  // "ready"
             return child.process
