@@ -3,9 +3,45 @@ import Foundation
 import Synchronization
 import Testing
 @testable import NFLogger
+import NFLoggerTesting
 
 @Suite("Concurrent logging")
 struct ConcurrencyTests {
+    @Test("An app logging faster than the database takes its events (pruning all along) does not hold the queue: uploads are answered and sent meanwhile")
+    func uploadsWhileFlooded() async throws {
+        let transport = RecordingTransport()
+        var configuration = transport.configuration()
+        configuration.limits.maxStoredEvents = 200  // every write prunes
+        configuration.upload.batchMaxEvents = 50
+        let logger = try NFLogger(configuration: configuration)
+        let stop = Mutex(false)
+        let stopped = DispatchSemaphore(value: 0)
+        // Flat out from a thread of its own: the in-memory queue never empties while it runs.
+        Thread.detachNewThread {
+            var index = 0
+            while !stop.withLock({ $0 }) {
+                logger.logEvent(name: "flood.event", parameters: ["index": index, "pad": "0123456789abcdef"])
+                index += 1
+            }
+            stopped.signal()
+        }
+        // Awaited, not timed: the uploads' answers get their turns between the writes. A queue
+        // held by the drain would answer two uploads and then nothing until the flood stops.
+        let deadline = ContinuousClock.now + .seconds(hangSeconds)
+        while transport.batches.filter(\.isAccepted).count < 20 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let floodGoingOn = !stop.withLock { $0 }
+        stop.withLock { $0 = true }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { stopped.wait(); done.resume() }
+        }
+        #expect(floodGoingOn && transport.batches.filter(\.isAccepted).count >= 20, "\(transport.batches.count) uploads")
+        let diagnostics = await logger.diagnostics()
+        #expect(diagnostics.prunedEvents > 0, "the flood outran the row limit")
+        await logger.close()
+    }
+
     @Test("8 threads × 10,000 events: every completion exactly once, the row count exact")
     func eightThreads() async throws {
         let directory = TemporaryDirectory()

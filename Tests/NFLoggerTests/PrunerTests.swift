@@ -2,6 +2,7 @@ import Foundation
 @_spi(NFLogShared) import NFLogSupport
 import Testing
 @testable import NFLogger
+import NFLoggerTesting
 
 @Suite("The rolling database")
 struct PrunerTests {
@@ -31,6 +32,51 @@ struct PrunerTests {
             .rows("SELECT json_extract(parameters, '$.index') AS i FROM point_events ORDER BY id").compactMap { $0["i"] as? Int64 }
         #expect(indices == Array(250..<350).map(Int64.init))
         #expect(try prunedCounts(directory.databaseURL) == ["roll.event": 250])
+    }
+
+    @Test("A batch whose answer was lost is kept whole until an answer settles it: never pruned past the limit, never re-formed; it goes again with the same id, events and prune counts")
+    func waitingBatchKeptWhole() async throws {
+        let transport = RecordingTransport()
+        var configuration = transport.configuration()
+        configuration.limits.maxStoredEvents = 100
+        configuration.upload.countThreshold = 1_000_000  // uploads only when the test flushes
+        configuration.upload.interval = 3600
+        configuration.upload.batchMaxEvents = 50
+        configuration.upload.maxConcurrentUploads = 1
+        // Time stands still: the lost batch's backoff ends when the test moves the clock.
+        let clock = ManualClock()
+        let logger = try NFLogger(configuration: configuration, clock: clock)
+        await log(logger, 150)  // 50 pruned, waiting to be told
+        transport.enqueue(.networkError)  // the first batch's answer is lost: the collector may have it
+        _ = await logger.flush()
+        let lost = try #require(transport.batches.first)
+        #expect(lost.events.count == 50 && lost.prunedEvents == ["roll.event": 50])
+
+        // Past the limit again: the lost batch's rows stay (beyond the limit), the others go.
+        await log(logger, 200, from: 150)
+        #expect(await logger.diagnostics().storedPointEvents >= 150)
+
+        var result = await logger.flush()
+        for _ in 0..<20 where result.remainingEvents > 0 || result.error != nil {
+            clock.advance(configuration.upload.maxBackoff)
+            result = await logger.flush()
+        }
+        #expect(result.remainingEvents == 0 && result.error == nil, "\(result)")
+        await logger.close()
+
+        let batches = transport.batches
+        let again = batches.dropFirst().filter { $0.id == lost.id }
+        #expect(again.count == 1, "sent again under its own id")
+        #expect(again.first?.events.map(\.id) == lost.events.map(\.id) && again.first?.prunedEvents == lost.prunedEvents,
+                "the same events and prune counts")
+        // What a collector counts (each batch id's counts once) is what the pruner deleted.
+        var byBatch: [UUID: [String: Int64]] = [:]
+        for batch in batches where batch.isAccepted { byBatch[batch.id] = batch.prunedEvents }
+        let counted = byBatch.values.reduce(0) { $0 + ($1["roll.event"] ?? 0) }
+        let deleted = try DatabaseReader(configuration.databaseURL).int("SELECT coalesce(sum(count), 0) FROM pruned_totals")
+        #expect(counted == Int64(deleted) && deleted > 50)
+        // Every event was either delivered or pruned, never both.
+        #expect(transport.events.count + deleted == 350)
     }
 
     @Test("With policy priorities, the lowest priority goes first, then the oldest")

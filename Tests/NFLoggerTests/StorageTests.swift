@@ -189,7 +189,7 @@ struct StorageTests {
         let tables = try DatabaseReader(directory.databaseURL)
             .rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").compactMap { $0["name"] as? String }
         #expect(tables == ["aggregate_events", "contexts", "deliveries", "device_notes", "encryption", "open_epochs", "output_holds", "outputs",
-                           "point_events", "pruned_counts", "quarantined_events", "sessions", "span_events", "upload_batches", "upload_hold"])
+                           "point_events", "pruned_counts", "pruned_totals", "quarantined_events", "sessions", "span_events", "upload_batches", "upload_hold"])
     }
 
     @Test("A version-1 database with events is migrated in place; its events upload like new ones")

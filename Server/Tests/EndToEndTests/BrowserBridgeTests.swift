@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import Hummingbird
 import Logging
@@ -65,7 +66,7 @@ enum Browser {
 
 extension Child {
     static func runProcess(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         let pipe = Pipe()

@@ -9,14 +9,14 @@ struct CollectorHealthTests {
     /// with SIGXFSZ ignored so a write past it fails with EFBIG instead of killing the process):
     /// a disk that fills up, for this process only.
     final class LimitedCollector: Sendable {
-        let process: Process
+        let process: ChildProcess
         let url: URL
         let errors: Pipe
 
         init(kilobytes: Int, database: URL) async throws {
             let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
                 .appendingPathComponent("nflog-collector")
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
             process.arguments = ["-c", "ulimit -f \(kilobytes); trap '' XFSZ; exec \"$0\" serve --port 0 --db \"$1\"",
                                  executable.path, database.path]

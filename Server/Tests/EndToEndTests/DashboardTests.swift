@@ -18,7 +18,7 @@ enum Executables {
     static let repositoryRoot = packageRoot.deletingLastPathComponent()
 
     /// Starts `name` with `arguments`, its standard output in a pipe, its errors discarded.
-    static func start(_ name: String, _ arguments: [String]) throws -> (process: Process, output: Pipe) {
+    static func start(_ name: String, _ arguments: [String]) throws -> (process: ChildProcess, output: Pipe) {
         try Child.start(arguments, executable: url(name))
     }
 
@@ -43,7 +43,7 @@ enum Executables {
     }
 
     /// Waits up to `seconds` for `process` to end; whether it did.
-    static func waitForExit(_ process: Process, seconds: Double) async -> Bool {
+    static func waitForExit(_ process: ChildProcess, seconds: Double) async -> Bool {
         await Child.offPool {
             let deadline = Date().addingTimeInterval(seconds)
             while process.isRunning && Date() < deadline { usleep(20_000) }

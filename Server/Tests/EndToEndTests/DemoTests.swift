@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -19,7 +20,7 @@ struct FinishedRun {
         let outURL = scratch.url.appendingPathComponent("\(name)-\(tag).out"), errURL = scratch.url.appendingPathComponent("\(name)-\(tag).err")
         _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = Executables.url(name)
         process.arguments = arguments
         process.standardOutput = try FileHandle(forWritingTo: outURL)
@@ -38,7 +39,7 @@ struct FinishedRun {
 
 /// A running `nflog-collector serve --port 0` or `nflog-fault-proxy`, and the URL it printed first.
 struct Listening {
-    let process: Process
+    let process: ChildProcess
     let output: Pipe
     let url: String
 

@@ -62,6 +62,27 @@ func logEvents(_ logger: NFLogger, points: Int, spans: Int = 0, prefix: String =
     return receipts.withLock { $0 }
 }
 
+/// The receipts a child has written to `path` so far, from the file's size alone (each is a
+/// 36-character uuid and a newline): a child writes hundreds of thousands, and reading them all
+/// at every look would cost more than the work it measures. 0 if the file does not exist yet.
+func receiptCount(_ path: String) -> Int {
+    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+    return size / 37
+}
+
+/// Waits until `path` holds `count` receipts: progress, not time, so a kill lands after a child
+/// has done some work however slow the machine is. `hangLimit` only bounds a hang.
+func waitForReceipts(_ path: String, atLeast count: Int) async throws {
+    let deadline = ContinuousClock.now + hangLimit
+    while receiptCount(path) < count {
+        guard ContinuousClock.now < deadline else {
+            struct NoProgress: Error, CustomStringConvertible { let description: String }
+            throw NoProgress(description: "\(path) did not reach \(count) receipts within \(hangLimit)")
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
+
 /// Flushes until nothing is left, waiting out backoffs; fails the test if that never happens
 /// (`timeout` only bounds a hang).
 @discardableResult

@@ -23,7 +23,7 @@ enum SchemaCheck {
     }
 
     private static func runBlocking(_ arguments: [String]) -> (status: Int32, output: String) {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
         let pipe = Pipe()

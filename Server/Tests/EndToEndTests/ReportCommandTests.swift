@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import NFLogCollector
 @_spi(NFLogShared) import NFLogSupport
@@ -9,7 +10,7 @@ import Testing
 struct ReportCommandTests {
     /// Runs the collector's command; returns its exit status, standard output and standard error.
     static func run(_ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = RetentionCommandTests.executable
         process.arguments = arguments
         let output = Pipe(), errors = Pipe()

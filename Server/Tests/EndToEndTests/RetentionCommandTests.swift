@@ -17,7 +17,7 @@ struct RetentionCommandTests {
           arguments: ["0", "-3", "36501", "seven"])
     func invalidDays(days: String) async throws {
         let path = Self.temporaryPath()
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = Self.executable
         process.arguments = ["serve", "--port", "0", "--db", path, "--retention-days=\(days)"]
         let errors = Pipe()
@@ -55,7 +55,7 @@ struct RetentionCommandTests {
             }
             await store.close()
         }
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = Self.executable
         process.arguments = ["serve", "--port", "0", "--db", path, "--retention-days", "2"]
         let output = Pipe(), errors = Pipe()

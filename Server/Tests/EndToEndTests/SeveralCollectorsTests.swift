@@ -118,10 +118,10 @@ struct Batches: Sendable {
 /// key dev-key, read token dev-read-token).
 final class CollectorProcess: Sendable {
     let url: URL
-    private let process: Process
+    private let process: ChildProcess
     let log: URL
 
-    private init(url: URL, process: Process, log: URL) {
+    private init(url: URL, process: ChildProcess, log: URL) {
         self.url = url
         self.process = process
         self.log = log
@@ -130,7 +130,7 @@ final class CollectorProcess: Sendable {
     static func start(postgres: String) async throws -> CollectorProcess {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-several-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = SeveralCollectorsTests.executable
         process.arguments = ["serve", "--port", "0", "--postgres", postgres, "--pool-size", "4", "--rate-limit", "0"]
         let output = Pipe()

@@ -11,7 +11,7 @@ import Testing
 struct StoreCommandTests {
     /// Runs the collector's command with `arguments`; returns its exit status and standard output.
     static func run(_ arguments: [String], environment: [String: String]? = nil) async throws -> (status: Int32, output: String) {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = RetentionCommandTests.executable
         process.arguments = arguments
         if let environment { process.environment = environment }

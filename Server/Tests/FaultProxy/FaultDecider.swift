@@ -13,6 +13,9 @@ final class FaultDecider: Sendable {
         /// When the last `Retry-After` was given: a request arriving within the grace after it may
         /// have left the client before the answer reached it.
         var givenAt: UInt64 = 0
+        /// Requests that arrived inside the current window after the grace: the first
+        /// `retryAfterInFlight` of them may have been on their way already.
+        var arrivedInWindow = 0
     }
 
     private let configuration: FaultProxyConfiguration
@@ -32,7 +35,10 @@ final class FaultDecider: Sendable {
         let grace = UInt64(max(0, configuration.retryAfterGrace.nanoseconds))
         return state.withLock { state in
             state.counts.requests += 1
-            if now > state.givenAt + grace && now < state.notBefore { state.counts.earlyRequests += 1 }
+            if now > state.givenAt + grace && now < state.notBefore {
+                state.arrivedInWindow += 1
+                if state.arrivedInWindow > configuration.retryAfterInFlight { state.counts.earlyRequests += 1 }
+            }
             guard configuration.methods.map({ $0.contains(method) }) ?? true, !configuration.faults.isEmpty else { return nil }
             // Two draws, always both, so the sequence of decisions depends on the seed alone.
             let roll = state.random.unit()
@@ -53,6 +59,7 @@ final class FaultDecider: Sendable {
         state.withLock { state in
             state.notBefore = max(state.notBefore, until > grace ? until - grace : 0)
             state.givenAt = now
+            state.arrivedInWindow = 0
         }
     }
 }

@@ -20,6 +20,10 @@ public struct FaultProxyConfiguration: Sendable {
     /// the start it may have left the client before the answer arrived (another connection), at
     /// the end clocks and scheduling are not exact.
     public var retryAfterGrace: Duration = .milliseconds(250)
+    /// Requests a client may already have had on their way when a `Retry-After` reached it (its
+    /// concurrent uploads less the one answered): those arriving inside the window, however late
+    /// a loaded machine delivers them, are not counted as early. A count, not a time margin.
+    public var retryAfterInFlight = 1
     /// The port to listen on, on 127.0.0.1 (0: any free port).
     public var listenPort = 0
     /// Told of every request as it is decided: its number, method, target and fault (`nil`: none).

@@ -42,9 +42,8 @@ final class LimitEnforcer {
 
     /// Keeps `limits` after a write: rows and bytes (cheap checks). With `includingAge`, also
     /// drops events past the age limit and abandons timed-out spans (a full scan: the timer's
-    /// job). Never touches the rows of the `inFlight` upload batches.
-    func enforce(_ limits: StorageLimits, on db: OpenDatabase, inFlight: Set<Int64>, now: Int64,
-                 includingAge: Bool) throws(SQLiteError) {
+    /// job). Never touches the rows of a formed upload batch, sent or waiting to be sent again.
+    func enforce(_ limits: StorageLimits, on db: OpenDatabase, now: Int64, includingAge: Bool) throws(SQLiteError) {
         owner.check()
         var overBytes = try db.pruner.bytes().total > Int64(limits.maxBytes)
         if overBytes {
@@ -65,11 +64,11 @@ final class LimitEnforcer {
         }
         var stored = storedEvents
         let outcome = try db.connection.transaction { () throws(SQLiteError) -> Pruner.Outcome in
-            // A batch that failed and waits is only queued data: release it, so the oldest
-            // events go first whether or not an upload attempt once picked them.
-            for outbox in db.outboxes.values { try outbox.releaseWaitingBatches(except: inFlight) }
-            return try db.pruner.enforce(limits, ageCutoff: includingAge ? now &- limits.maxAgeMilliseconds : nil,
-                                         inFlight: try db.pruner.inFlightEvents(inFlight), storedEvents: &stored)
+            // A formed batch is never released to be pruned, even one that failed and waits: its
+            // answer may have been lost after the collector stored it, and the collector counts
+            // what a batch carries once per batch id. Its rows go only when an answer settles it.
+            try db.pruner.enforce(limits, ageCutoff: includingAge ? now &- limits.maxAgeMilliseconds : nil,
+                                  inBatches: try db.pruner.eventsInBatches(), storedEvents: &stored)
         }
         storedEvents = stored
         prunedEvents += outcome.total

@@ -21,6 +21,8 @@ final class Pruner {
     private let path: String
     private let countRows: SQLiteStatement
     private let addCount: SQLiteStatement
+    private let addTotal: SQLiteStatement
+    private let countInBatches: SQLiteStatement
     private let pageCount: SQLiteStatement
     private let freePages: SQLiteStatement
     private let pageSize: Int64
@@ -41,6 +43,17 @@ final class Pruner {
         addCount = try connection.prepare("""
             INSERT INTO pruned_counts (name, count) VALUES (?, ?)
             ON CONFLICT (name) DO UPDATE SET count = count + excluded.count
+            """)
+        // The pruner's own record of every row it deleted, never reset (pruned_counts is emptied
+        // into each batch): what the device really dropped, to audit the collector's counts.
+        addTotal = try connection.prepare("""
+            INSERT INTO pruned_totals (name, count) VALUES (?, ?)
+            ON CONFLICT (name) DO UPDATE SET count = count + excluded.count
+            """)
+        countInBatches = try connection.prepare("""
+            SELECT (SELECT count(*) FROM point_events WHERE batch_id > 0) + (SELECT count(*) FROM span_events WHERE batch_id > 0)
+                 + (SELECT count(*) FROM aggregate_events WHERE batch_id > 0)
+                 + (SELECT count(*) FROM deliveries WHERE batch IS NOT NULL)
             """)
         pageCount = try connection.prepare("PRAGMA page_count")
         freePages = try connection.prepare("PRAGMA freelist_count")
@@ -93,32 +106,29 @@ final class Pruner {
         var total: Int { droppedByAge + droppedForRows + droppedForBytes }
     }
 
-    /// Events in batches on the network: they are neither dropped nor counted against the row
-    /// limit until their upload settles (a failure makes them the oldest candidates again).
-    func inFlightEvents(_ batches: Set<Int64>) throws(SQLiteError) -> Int {
-        guard !batches.isEmpty else { return 0 }
-        let list = batches.map(String.init).joined(separator: ",")
+    /// Events in formed upload batches (on the network, or waiting to be sent again): they are
+    /// neither dropped nor counted against the row limit until an answer settles their batch.
+    /// Few batches per output are formed at a time (a waiting batch goes again before a new one
+    /// is formed, and after `2 × maxConcurrentUploads + 1` failures in a row every batch waits),
+    /// so this keeps a bounded number of rows beyond the limit.
+    func eventsInBatches() throws(SQLiteError) -> Int {
         // Another output's batch is counted by its deliveries: an event in two batches counts
         // twice, which only ever keeps more.
-        return Int(try connection.scalarInt("""
-            SELECT (SELECT count(*) FROM point_events WHERE batch_id IN (\(list))) + (SELECT count(*) FROM span_events WHERE batch_id IN (\(list)))
-                 + (SELECT count(*) FROM aggregate_events WHERE batch_id IN (\(list)))
-                 + (SELECT count(*) FROM deliveries WHERE batch IN (\(list)))
-            """))
+        Int(try countInBatches.collect { $0.int64(at: 0) }.first ?? 0)
     }
 
     /// Drops what the limits require: events older than `ageCutoff` (if given: it costs a scan),
     /// then the oldest beyond the row and byte limits. `storedEvents` is the exact count, kept
-    /// up to date; `inFlight` events do not count against the row limit.
-    func enforce(_ limits: StorageLimits, ageCutoff: Int64?, inFlight: Int = 0, storedEvents: inout Int) throws(SQLiteError) -> Outcome {
+    /// up to date; the events `inBatches` do not count against the row limit.
+    func enforce(_ limits: StorageLimits, ageCutoff: Int64?, inBatches: Int = 0, storedEvents: inout Int) throws(SQLiteError) -> Outcome {
         var outcome = Outcome()
         if let cutoff = ageCutoff {
             outcome.droppedByAge = try dropOlder(than: cutoff, counting: &outcome.byOutput)
             storedEvents -= outcome.droppedByAge
         }
 
-        if storedEvents - inFlight > limits.maxRows {
-            outcome.droppedForRows = try dropOldest(storedEvents - inFlight - limits.maxRows, prioritised: !limits.priorities.isEmpty,
+        if storedEvents - inBatches > limits.maxRows {
+            outcome.droppedForRows = try dropOldest(storedEvents - inBatches - limits.maxRows, prioritised: !limits.priorities.isEmpty,
                                                     counting: &outcome.byOutput)
             storedEvents -= outcome.droppedForRows
         }
@@ -191,9 +201,12 @@ final class Pruner {
             """).collect { ($0.text(at: 0) ?? "", $0.int64(at: 1), $0.int64(at: 2)) }
         guard !counts.isEmpty else { return 0 }
         for (name, _, events) in counts where events > 0 {
-            try addCount.bind(name, at: 1)
-            try addCount.bind(events, at: 2)
-            try addCount.run()
+            // The same upsert into both: the counts waiting to be told, and the running totals.
+            for upsert in [addCount, addTotal] {
+                try upsert.bind(name, at: 1)
+                try upsert.bind(events, at: 2)
+                try upsert.run()
+            }
         }
         // Who loses them: the collector, unless it was done with them (batch_id 0), and every
         // output still owed them; those debts go with the rows.

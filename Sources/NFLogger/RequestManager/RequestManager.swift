@@ -189,9 +189,11 @@ final class RequestManager: @unchecked Sendable {
             return Self.append(.sessionSuspended(state.sessions.current, atMilliseconds: wallMilliseconds), [:], nil, cost: 0, to: &state)
         }
         if scheduleDrain { queue.async { self.drain() } }
-        queue.async {
+        // After the writes queued before it (the aggregates it closes hold the events logged
+        // before it), however many turns of the queue the drain takes.
+        afterPendingWrites { _, uploaders in
             self.closeAggregates(early: true)
-            for uploader in self.uploaders { uploader.suspend() }
+            for uploader in uploaders { uploader.suspend() }
         }
     }
 
@@ -206,7 +208,7 @@ final class RequestManager: @unchecked Sendable {
             }
         }
         if scheduleDrain { queue.async { self.drain() } }
-        queue.async { for uploader in self.uploaders { uploader.resume() } }
+        afterPendingWrites { _, uploaders in for uploader in uploaders { uploader.resume() } }
     }
 
     var currentSession: Session { pending.withLock { $0.sessions.current } }
@@ -246,57 +248,60 @@ final class RequestManager: @unchecked Sendable {
 
     // MARK: The queue's side
 
-    /// Writes everything waiting, batch after batch, until the in-memory queue is empty.
+    /// Writes what is waiting as one transaction, then comes back for the rest as a new turn of
+    /// the queue until the in-memory queue is empty. One transaction per turn, not a loop: an app
+    /// logging faster than the disk takes its events (pruning all along) would otherwise hold the
+    /// queue for as long, and the uploads' answers, the timers and the flushes queued behind the
+    /// drain would wait until it stopped logging.
     private func drain() {
-        while true {
-            // Move the reusable buffer out of `spare` (not copy it), so the one handed to the
-            // callers' side is uniquely referenced and their appends never copy it.
-            var batch: [PendingRequest] = []
-            swap(&batch, &spare)
-            let hasWork = pending.withLock { state -> Bool in
-                guard !state.items.isEmpty else {
-                    state.drainScheduled = false
-                    return false
-                }
-                swap(&state.items, &batch)
-                (state.inFlightEvents, state.inFlightBytes) = (state.eventCount, state.bytes)
-                (state.eventCount, state.bytes) = (0, 0)
-                return true
+        // Move the reusable buffer out of `spare` (not copy it), so the one handed to the
+        // callers' side is uniquely referenced and their appends never copy it.
+        var batch: [PendingRequest] = []
+        swap(&batch, &spare)
+        let hasWork = pending.withLock { state -> Bool in
+            guard !state.items.isEmpty else {
+                state.drainScheduled = false
+                return false
             }
-            guard hasWork else {
-                spare = batch
-                // A consent change whose effect on the held rows failed to commit (a busy or
-                // full database) is retried whenever the queue has caught up.
-                if database.owesConsent { _ = database.write([StorageRequest]()) }
-                return
-            }
-            let statuses = encodeAndWrite(&batch)
-            var delivered: [(LogCompletion, LogStatus)] = []
-            delivered.reserveCapacity(batch.count)
-            var recorded = 0
-            for (item, status) in zip(batch, statuses) {
-                guard item.request.isLoggingCall else {
-                    if case .consent(let consent, let receipt) = item.request { finishConsent(consent, receipt) }
-                    continue
-                }
-                completions.count(status)
-                if status.isRecorded { recorded += 1 }
-                if let completion = item.completion { delivered.append((completion, status)) }
-            }
-            // Written: no longer in flight, before the completions can let the app log more (a
-            // producer waiting on them refilled the queue while an upload the write triggered
-            // was still being prepared, and met a bound these events no longer occupied).
-            pending.withLock { ($0.inFlightEvents, $0.inFlightBytes) = (0, 0) }
-            completions.finish(batch: delivered)
-            if !bestEffort.isEmpty { bestEffort.hand(batch.lazy.map(\.request), statuses) }
-            // Counts only: never a name or a parameter.
-            logger.trace("wrote a transaction", metadata: ["requests": "\(batch.count)", "recorded": "\(recorded)"])
-            recorded += database.takeClosedAggregates()
-            if recorded > 0 { for uploader in uploaders { uploader.recorded(recorded) } }
-            scheduleWindowTimer()
-            batch.removeAll(keepingCapacity: true)
-            spare = batch
+            swap(&state.items, &batch)
+            (state.inFlightEvents, state.inFlightBytes) = (state.eventCount, state.bytes)
+            (state.eventCount, state.bytes) = (0, 0)
+            return true
         }
+        guard hasWork else {
+            spare = batch
+            // A consent change whose effect on the held rows failed to commit (a busy or
+            // full database) is retried whenever the queue has caught up.
+            if database.owesConsent { _ = database.write([StorageRequest]()) }
+            return
+        }
+        let statuses = encodeAndWrite(&batch)
+        var delivered: [(LogCompletion, LogStatus)] = []
+        delivered.reserveCapacity(batch.count)
+        var recorded = 0
+        for (item, status) in zip(batch, statuses) {
+            guard item.request.isLoggingCall else {
+                if case .consent(let consent, let receipt) = item.request { finishConsent(consent, receipt) }
+                continue
+            }
+            completions.count(status)
+            if status.isRecorded { recorded += 1 }
+            if let completion = item.completion { delivered.append((completion, status)) }
+        }
+        // Written: no longer in flight, before the completions can let the app log more (a
+        // producer waiting on them refilled the queue while an upload the write triggered
+        // was still being prepared, and met a bound these events no longer occupied).
+        pending.withLock { ($0.inFlightEvents, $0.inFlightBytes) = (0, 0) }
+        completions.finish(batch: delivered)
+        if !bestEffort.isEmpty { bestEffort.hand(batch.lazy.map(\.request), statuses) }
+        // Counts only: never a name or a parameter.
+        logger.trace("wrote a transaction", metadata: ["requests": "\(batch.count)", "recorded": "\(recorded)"])
+        recorded += database.takeClosedAggregates()
+        if recorded > 0 { for uploader in uploaders { uploader.recorded(recorded) } }
+        scheduleWindowTimer()
+        batch.removeAll(keepingCapacity: true)
+        spare = batch
+        queue.async { self.drain() }  // `drainScheduled` stays set: the next turn clears it when empty
     }
 
     /// Runs the filters, folds, encodes each request's parameters, then writes those that are left
@@ -369,7 +374,8 @@ final class RequestManager: @unchecked Sendable {
         (windowTimer, windowTimerDeadline) = (timer, next)
     }
 
-    /// Runs `body` on the queue after every request queued before this call has been written.
+    /// Runs `body` on the queue after every request queued before this call has been written
+    /// (one drain turn takes everything queued so far).
     func afterPendingWrites(_ body: @escaping @Sendable (DatabaseManager, [Uploader]) -> Void) {
         queue.async {
             self.drain()

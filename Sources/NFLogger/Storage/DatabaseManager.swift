@@ -28,9 +28,6 @@ final class DatabaseManager {
     }
     /// Which outputs take each event; `nil` while every event simply goes to the collector.
     private(set) var router: OutputRouter?
-    /// Upload batches on the network right now (the Uploader keeps this up to date, on the same
-    /// queue): the only rows the Pruner must not touch.
-    var inFlightBatches: Set<Int64> = []
     private let writer: EventWriter
     private let limitEnforcer: LimitEnforcer
     /// Totals since this manager started, for diagnostics.
@@ -258,7 +255,7 @@ final class DatabaseManager {
         throw StorageError(SQLiteError(code: 1, message: "no durable output \(output) is configured"))
     }
 
-    /// Keeps the limits (see ``LimitEnforcer/enforce(_:on:inFlight:now:includingAge:)``). A
+    /// Keeps the limits (see ``LimitEnforcer/enforce(_:on:now:includingAge:)``). A
     /// failure here is logged in `lastError` and retried at the next write; nothing recorded is
     /// affected by it.
     func enforceLimits(includingAge: Bool) {
@@ -269,7 +266,7 @@ final class DatabaseManager {
 
     private func enforceLimits(_ db: OpenDatabase, now: Int64, includingAge: Bool) {
         do throws(SQLiteError) {
-            try limitEnforcer.enforce(limits, on: db, inFlight: inFlightBatches, now: now, includingAge: includingAge)
+            try limitEnforcer.enforce(limits, on: db, now: now, includingAge: includingAge)
         } catch {
             lastError = StorageError(error)
         }

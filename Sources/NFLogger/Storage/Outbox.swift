@@ -276,17 +276,6 @@ final class Outbox {
         try delete(batch: batch.rowID)
     }
 
-    /// Releases every unfinished batch that is not on the network: its events become ready again
-    /// (and may be pruned), its diagnostics go back to wait for the next batch.
-    func releaseWaitingBatches(except inFlight: Set<Int64>) throws(SQLiteError) {
-        let waiting = try pendingBatch.collect { ($0.int64(at: 0), $0.blob(at: 3)) }.filter { !inFlight.contains($0.0) }
-        for (rowID, diagnostics) in waiting {
-            for lane in lanes { try lane.release(batch: rowID) }
-            try self.diagnostics.restore(diagnostics)
-            try delete(batch: rowID)
-        }
-    }
-
     /// The collector refused this single event for good: keep it aside with the reason, so it
     /// never blocks the events behind it, and can still be inspected.
     func quarantine(_ batch: OutgoingBatch, status: Int, reason: String, now: Int64) throws(SQLiteError) {

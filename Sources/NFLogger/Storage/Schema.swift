@@ -173,6 +173,14 @@ enum Schema {
             );
             ALTER TABLE quarantined_events ADD COLUMN output TEXT;
             """),
+        Migration(version: 11, name: "the pruner's running totals by event name", sql: """
+            -- Every event the pruner deleted since this migration, by name; never emptied (unlike
+            -- pruned_counts, which each batch takes): what the device really dropped.
+            CREATE TABLE pruned_totals (
+                name TEXT PRIMARY KEY,
+                count INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            """),
     ]
 
     static var latestVersion: Int32 { migrations.last?.version ?? 0 }

@@ -315,7 +315,6 @@ final class Uploader: @unchecked Sendable {
 
     private func send(_ batch: OutgoingBatch, compressed: Data?) {
         inFlight[batch.rowID] = batch
-        database.inFlightBatches.insert(batch.rowID)
         recordedSinceUpload = 0
         let (sink, outputID, level, logger, queue, gate, clock) =
             (self.sink, self.outputID, settings.gzipLevel, self.logger, self.queue, self.gate, self.clock)
@@ -362,7 +361,6 @@ final class Uploader: @unchecked Sendable {
     private func settle(_ batch: OutgoingBatch, body: Data?, _ outcome: Result<TransportResponse, any Error>) {
         inFlight[batch.rowID] = nil
         sending[batch.rowID] = nil
-        database.inFlightBatches.remove(batch.rowID)
         handle(batch, outcome)
         // A batch to be sent again goes as it went out; one the answer settled (delivered, split,
         // quarantined) or that pauses uploads is formed afresh when its turn comes.

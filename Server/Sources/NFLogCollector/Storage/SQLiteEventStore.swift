@@ -1,5 +1,6 @@
 import Dispatch
 public import Foundation
+import Synchronization
 @_spi(NFLogShared) import NFLogSupport
 
 /// The default ``EventStore``: one SQLite file (WAL), created if missing.
@@ -18,6 +19,9 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     private var statements: Statements?
     private let readQueue = DispatchQueue(label: "nflog-collector.store.read")
     private var reader: SQLiteConnection?
+    /// Reads queued on or running on `readQueue`: what must not wait behind a long report (the
+    /// stats' span) looks here first.
+    private let readsInProgress = Mutex(0)
     private let checkpointer: WALCheckpointer
     public let path: String
 
@@ -191,11 +195,20 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         try await onReadQueue(timeLimit: readTimeLimit, body)
     }
 
+    /// Runs `body` on the reader within the read time limit if no other read is queued or
+    /// running; `nil` at once otherwise, rather than waiting behind it.
+    private func onReadQueueIfIdle<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T? {
+        guard readsInProgress.withLock({ $0 == 0 }) else { return nil }
+        return try await onReadQueue(timeLimit: readTimeLimit, body)
+    }
+
     /// Runs `body` on the reader, stopped with ``ReadTimeLimitExceeded`` once it has run for
     /// `timeLimit` (`nil`: never).
     func onReadQueue<T: Sendable>(timeLimit: Duration?,
                                   _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        readsInProgress.withLock { $0 += 1 }
+        defer { readsInProgress.withLock { $0 -= 1 } }
+        return try await withCheckedThrowingContinuation { continuation in
             readQueue.async {
                 guard let reader = self.reader else {
                     return continuation.resume(throwing: SQLiteError(code: 21, message: "the store is closed"))
@@ -409,7 +422,10 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     public func stats(app: String) async throws -> CollectorStats {
         let counts = try await totals(app: app)
         let span: (first: Int64?, last: Int64?)
-        do { span = try await onReadQueue { connection in try Self.dataSpan(connection, app: app) } } catch is ReadTimeLimitExceeded {
+        // Not behind another read either: a long report would hold the stats for as long.
+        do {
+            span = try await onReadQueueIfIdle { connection in try Self.dataSpan(connection, app: app) } ?? (nil, nil)
+        } catch is ReadTimeLimitExceeded {
             span = (nil, nil)
         }
         return counts.spanning(first: span.first, last: span.last)
