@@ -20,14 +20,14 @@ struct SlowUploadFairnessTests {
     /// another limit than the one under test), and room for 500 connections, so the 250
     /// stallers hold half of them.
     final class Collector: Sendable {
-        let process: Process
+        let process: ChildProcess
         let port: Int
         let directory: URL
 
         init() async throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-slow-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = SeveralCollectorsTests.executable
             process.arguments = ["serve", "--port", "0", "--db", directory.appendingPathComponent("c.sqlite").path,
                                  "--rate-limit", "0", "--max-connections", "500"]
