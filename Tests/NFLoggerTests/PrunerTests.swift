@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 @_spi(NFLogShared) import NFLogSupport
 import Testing
@@ -160,6 +161,48 @@ struct PrunerTests {
         let start = try #require(span["start_ms"] as? Int64)
         #expect(span["end_ms"] as? Int64 == start + 3_000)  // the later tap: the last known activity
         #expect(span["duration_ns"] as? Int64 == 3_000_000_000)
+    }
+
+    @Test("Abandoning the spans a crash left open is one pass over the events, not one per span: twice the rows and spans, twice the work")
+    func abandoningScalesWithRows() async throws {
+        // SQLite's virtual-machine steps, counted by its progress handler: a count of work, not a
+        // time, so it is the same on a busy machine. A scan per open span would make it ~4×.
+        let small = try await abandoningSteps(openSpans: 200, pointEvents: 20_000)
+        let large = try await abandoningSteps(openSpans: 400, pointEvents: 40_000)
+        #expect(small.abandoned == 200 && large.abandoned == 400)
+        let ratio = Double(large.steps) / Double(small.steps)
+        #expect(ratio < 2.5, "\(small.steps) steps, then \(large.steps) for twice the rows and spans (×\(ratio))")
+    }
+
+    /// Leaves what a killed process leaves (its epoch registered, spans open among point events
+    /// in its session), then counts the steps the pruner takes to abandon them.
+    func abandoningSteps(openSpans: Int, pointEvents: Int) async throws -> (abandoned: Int, steps: Int) {
+        let directory = TemporaryDirectory()
+        let first = try NFLogger(configuration: directory.configuration())
+        #expect(await first.logEvent(name: "warm.up").isRecorded)
+        await first.close()
+        let connection = try SQLiteConnection(path: directory.databaseURL.path, busyTimeoutMilliseconds: 1_000)
+        try connection.execute("""
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(pointEvents))
+            INSERT INTO point_events (uuid, session_id, name, type, timestamp_ms)
+                SELECT randomblob(16), 1, 'ui.tap', 'event', 1900000000000 + i FROM n;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(openSpans))
+            INSERT INTO span_events (uuid, session_id, name, type, start_ms, start_mono_ns, clock_epoch)
+                SELECT randomblob(16), 1, 'screen.lost', 'event', 1900000000000 + i, 0, 42 FROM n;
+            """)
+        let pruner = try Pruner(connection: connection, path: directory.databaseURL.path)
+        let steps = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        steps.initialize(to: 0)
+        defer { steps.deallocate() }
+        sqlite3_progress_handler(connection.handle, 16, { context in
+            context?.assumingMemoryBound(to: Int.self).pointee += 1
+            return 0
+        }, steps)
+        let abandoned = try pruner.abandonSpans(ofEpochs: [42], olderThan: .min)
+        sqlite3_progress_handler(connection.handle, 0, nil, nil)
+        let ended = try connection.scalarInt("SELECT count(*) FROM span_events WHERE abandoned = 1 AND end_ms = 1900000000000 + \(pointEvents)")
+        #expect(ended == Int64(openSpans), "each ends at the session's last activity, the newest tap")
+        return (abandoned, steps.pointee)
     }
 
     @Test("A span open past the timeout is abandoned; ending it later fails and changes nothing")

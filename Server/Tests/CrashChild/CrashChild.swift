@@ -144,7 +144,7 @@ struct Flush: AsyncParsableCommand {
         }
         // Gives up only after 60 s without progress (nothing more delivered), not 60 s in all: a
         // large backlog through a faulty proxy on a loaded machine takes as long as it takes.
-        var progressAt = start
+        var progressAt = ContinuousClock.now  // not `start`: opening a large database may take a while first
         while pending(result) && ContinuousClock.now - progressAt < .seconds(60) {
             try await Task.sleep(for: .milliseconds(50))
             result = await logger.flush()
@@ -153,7 +153,15 @@ struct Flush: AsyncParsableCommand {
         let diagnostics = await logger.diagnostics()
         await logger.close()
         let remaining = result.remainingEvents + result.outputs.filter { $0.key != "collector" }.values.reduce(0) { $0 + $1.remainingEvents }
-        print(#"{"remaining":\#(remaining),"uploaded":\#(diagnostics.uploadedEvents),"pruned":\#(diagnostics.prunedEvents),"stored_rows":\#(diagnostics.storedPointEvents + diagnostics.storedSpanEvents)}"#)
+        // Why it stopped, when it did not finish: the test prints this line with its failure.
+        let summary: [String: Any] = [
+            "remaining": remaining, "uploaded": diagnostics.uploadedEvents, "pruned": diagnostics.prunedEvents,
+            "stored_rows": diagnostics.storedPointEvents + diagnostics.storedSpanEvents,
+            "retried": diagnostics.retriedUploads, "quarantined": diagnostics.quarantinedEvents,
+            "seconds": Double((ContinuousClock.now - start).components.seconds), "error": result.error.map { "\($0)" } ?? "",
+        ]
+        let line = (try? JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])) ?? Data("{}".utf8)
+        print(String(decoding: line, as: UTF8.self))
         if remaining > 0 { throw ExitCode.failure }
     }
 }

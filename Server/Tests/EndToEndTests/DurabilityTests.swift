@@ -93,7 +93,7 @@ struct DurabilityTests {
         reserved.release()
         let collector = try await TestCollector.start(port: port)
         let flush = try await Child.run(["flush", "--db", scratch.databaseURL.path, "--collector", url])
-        #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0)
+        #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0, "\(flush.json)")
         let stats = try await collector.stats()
         // Every event is either at the collector or counted as pruned, once.
         #expect((50_000...50_500).contains(stats.eventsStored) && stats.eventsStored + stats.prunedOnDevices == 1_000_000,
@@ -147,6 +147,7 @@ struct DurabilityTests {
         let arguments = ["--db", scratch.databaseURL.path, "--collector", (proxy?.url ?? collector.url).absoluteString,
                          "--max-rows", "10000000", "--request-timeout-ms", "1000"]
         var random = SeededRandom(seed: UInt64(ProcessInfo.processInfo.environment["NFLOG_KILL_SEED"] ?? "") ?? 7)
+        let clock = ContinuousClock(), started = clock.now
         for _ in 0..<trials {
             let before = receiptCount(receipts)
             let (child, output) = try Child.start(["log", "--receipts", receipts] + arguments)
@@ -159,8 +160,10 @@ struct DurabilityTests {
             #expect(child.terminationReason == .uncaughtSignal)
         }
         let duringTrials = try await collector.stats()
+        let trialsTook = clock.now - started
         let flush = try await Child.run(["flush"] + arguments)
-        #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0)
+        let flushTook = clock.now - started - trialsTook
+        #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0, "\(flush.json)")
 
         let lines = try String(contentsOfFile: receipts, encoding: .utf8).split(separator: "\n")
         let receipted = Set(lines.compactMap { UUID(uuidString: String($0)) })
@@ -174,7 +177,7 @@ struct DurabilityTests {
         let stats = try await collector.stats()
         let counts = proxy?.counts()
         await proxy?.shutdown()
-        print("killNine\(counts.map { " through the fault proxy (\($0))" } ?? ""): \(trials) trials, \(receipted.count) events receipted (\(partial) partial lines), \(stored.count) stored, lost \(lost), duplicated \(duplicated); \(duringTrials.requests) upload requests during the trials, \(stats.duplicatesDropped) re-sent events dropped by the collector, \(stats.abandonedSpans) spans abandoned")
+        print("killNine\(counts.map { " through the fault proxy (\($0))" } ?? ""): \(trials) trials, \(receipted.count) events receipted (\(partial) partial lines), \(stored.count) stored, lost \(lost), duplicated \(duplicated); \(duringTrials.requests) upload requests during the trials, \(stats.duplicatesDropped) re-sent events dropped by the collector, \(stats.abandonedSpans) spans abandoned; trials took \(trialsTook), the flush \(flushTook)")
         #expect(receipted.count > trials * 100, "the children must have logged")
         #expect(partial <= trials, "at most one receipt line cut by each kill")
         #expect(lost == 0)
@@ -206,7 +209,7 @@ struct DurabilityTests {
         }
         let duringTrials = (try await first.stats().requests, try await second.stats().requests)
         let flush = try await Child.run(["flush"] + arguments)
-        #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0 && flush.json["stored_rows"] as? Int == 0)
+        #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0 && flush.json["stored_rows"] as? Int == 0, "\(flush.json)")
 
         let lines = try String(contentsOfFile: receipts, encoding: .utf8).split(separator: "\n")
         let receipted = Set(lines.compactMap { UUID(uuidString: String($0)) })
@@ -246,7 +249,7 @@ struct DurabilityTests {
         // The flush closes what has been open a second or more; wait for that second.
         try await Task.sleep(for: .milliseconds(1_100))
         let flush = try await Child.run(["flush"] + arguments)
-        #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0)
+        #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0, "\(flush.json)")
 
         let lines = try String(contentsOfFile: receipts, encoding: .utf8).split(separator: "\n")
         var receipted: [UUID: Int] = [:]

@@ -114,7 +114,7 @@ struct NetworkFaultTests {
         // The same database, now straight to the collector.
         let flush = try await Child.run(["flush", "--db", scratch.url.appendingPathComponent("slow.sqlite").path,
                                    "--collector", collector.url.absoluteString])
-        #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0)
+        #expect(flush.status == 0 && flush.json["remaining"] as? Int == 0, "\(flush.json)")
         let stored = try await Self.storedCounts(collector)
         let receipted = try Self.receipts(scratch, "slow")
         #expect(receipted.count == 100 && stored.count == 100 && Set(stored.keys) == receipted)

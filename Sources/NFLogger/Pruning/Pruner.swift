@@ -232,16 +232,27 @@ final class Pruner {
     /// the logger (a crash, a kill), and those open longer than the timeout. They end at the last
     /// activity known in their session (never before they started), so their duration is a lower
     /// bound rather than a guess. Returns how many.
+    ///
+    /// Each affected session's last activity is computed once, in one pass over the events
+    /// (`MATERIALIZED`, SQLite 3.35+, below every platform floor), not once per open span: no
+    /// index leads from a session to its events, and a crash can leave thousands of spans open
+    /// over a large backlog, which made this a scan per span at launch.
     func abandonSpans(ofEpochs epochs: [Int64], olderThan cutoff: Int64) throws(SQLiteError) -> Int {
         let crashed = epochs.isEmpty ? "0" : "clock_epoch IN (\(epochs.map(String.init).joined(separator: ",")))"
+        let abandoning = "end_ms IS NULL AND (\(crashed) OR start_ms < \(cutoff))"
         try connection.execute("""
+            WITH affected AS MATERIALIZED (SELECT DISTINCT session_id FROM span_events WHERE \(abandoning)),
+            last_activity AS MATERIALIZED (
+                SELECT session_id, max(t) AS t FROM (
+                    SELECT p.session_id, max(p.timestamp_ms) AS t FROM point_events p
+                        WHERE p.session_id IN affected GROUP BY p.session_id
+                    UNION ALL SELECT x.session_id, max(coalesce(x.end_ms, x.start_ms)) FROM span_events x
+                        WHERE x.session_id IN affected GROUP BY x.session_id
+                    UNION ALL SELECT s.id, s.ended_ms FROM sessions s WHERE s.id IN affected)
+                GROUP BY session_id)
             UPDATE span_events SET abandoned = 1,
-                end_ms = max(start_ms, coalesce((
-                    SELECT max(t) FROM (
-                        SELECT max(p.timestamp_ms) AS t FROM point_events p WHERE p.session_id = span_events.session_id
-                        UNION ALL SELECT max(coalesce(x.end_ms, x.start_ms)) FROM span_events x WHERE x.session_id = span_events.session_id
-                        UNION ALL SELECT s.ended_ms FROM sessions s WHERE s.id = span_events.session_id)), start_ms))
-            WHERE end_ms IS NULL AND (\(crashed) OR start_ms < \(cutoff))
+                end_ms = max(start_ms, coalesce((SELECT l.t FROM last_activity l WHERE l.session_id = span_events.session_id), start_ms))
+            WHERE \(abandoning)
             """)
         let abandoned = connection.changes
         if abandoned > 0 {
