@@ -86,6 +86,8 @@ final class Receipts: @unchecked Sendable {
 struct Log: AsyncParsableCommand {
     @OptionGroup var common: Common
     @Option var receipts: String
+    @Option(help: "Pause 2 ms after every this many points: the pace, and so how many events a trial leaves to deliver.")
+    var pauseEvery = 50
 
     func run() async throws {
         let logger = try NFLogger(configuration: common.configuration())
@@ -104,7 +106,7 @@ struct Log: AsyncParsableCommand {
                 if index % 20 == 0 { span.end(completion: keep) }  // the other half may be open when killed
             }
             index += 1
-            if index % 50 == 0 { try await Task.sleep(for: .milliseconds(2)) }
+            if index % max(1, pauseEvery) == 0 { try await Task.sleep(for: .milliseconds(2)) }
         }
     }
 }

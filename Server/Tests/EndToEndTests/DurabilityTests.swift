@@ -150,7 +150,9 @@ struct DurabilityTests {
         let clock = ContinuousClock(), started = clock.now
         for _ in 0..<trials {
             let before = receiptCount(receipts)
-            let (child, output) = try Child.start(["log", "--receipts", receipts] + arguments)
+            // Paced (at most 5 points per 2 ms): a kill lands as often during an upload, with a
+            // backlog the flush through the faulty proxy delivers in seconds, not minutes.
+            let (child, output) = try Child.start(["log", "--receipts", receipts, "--pause-every", "10"] + arguments)
             _ = await Child.offPool { output.fileHandleForReading.availableData }  // "ready": the logger exists
             // Some progress first (however slow the machine), then a random moment.
             try await waitForReceipts(receipts, atLeast: before + 150)
