@@ -154,6 +154,7 @@ let package = Package(
         .target(
             name: "FaultProxy",
             dependencies: [
+                .product(name: "NFLogSupport", package: "NFLogger"),  // SeededRandom
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,5 +1,6 @@
 import Foundation
 import NFLogger
+@_spi(NFLogShared) import NFLogSupport
 
 /// A user of a shopping app, simulated with a fixed seed: foreground periods that start (launch
 /// or foreground) and end (background), each a new session unless it follows a short absence; screens viewed as spans; taps and scrolls as point events;

@@ -2,24 +2,12 @@ import Foundation
 import Testing
 @_spi(NFLogShared) import NFLogSupport
 
-/// A seeded generator, so every run checks the same values.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("Quantile sketch: 1% relative error, exact merges")
 struct QuantileSketchTests {
     enum Distribution: String, CaseIterable, Sendable {
         case uniform, logNormal, bimodal, negativeAndPositive
 
-        func sample(_ random: inout SplitMix64) -> Double {
+        func sample(_ random: inout SeededRandom) -> Double {
             func unit() -> Double { Double(random.next() >> 11) / Double(1 << 53) }
             func normal() -> Double { sqrt(-2 * log(max(unit(), 1e-300))) * cos(2 * .pi * unit()) }
             switch self {
@@ -36,7 +24,7 @@ struct QuantileSketchTests {
     @Test("100,000 values over 10 devices: every merged quantile is within 1% of the exact value of its rank; another order gives the same sketch",
           arguments: Distribution.allCases)
     func mergedAccuracy(distribution: Distribution) throws {
-        var random = SplitMix64(state: 42)
+        var random = SeededRandom(seed: 42)
         let values = (0..<100_000).map { _ in distribution.sample(&random) }
         var devices = [QuantileSketch](repeating: QuantileSketch(), count: 10)
         for (index, value) in values.enumerated() { devices[index % 10].add(value) }
@@ -140,7 +128,7 @@ struct QuantileSketchTests {
 struct MeasureSummaryTests {
     @Test("Count, sum, min, max and the sketch, merged across devices, equal the summary of all the values; quantiles stay within min and max")
     func merged() throws {
-        var random = SplitMix64(state: 7)
+        var random = SeededRandom(seed: 7)
         let values = (0..<20_000).map { _ in Double(random.next() % 100_000) / 100 + 0.5 }
         var whole = MeasureSummary()
         var parts = [MeasureSummary](repeating: MeasureSummary(), count: 4)

@@ -4,6 +4,7 @@ import Foundation
 import NFLogCollector
 import NFLogCollectorTesting
 import NFLogger
+@_spi(NFLogShared) import NFLogSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

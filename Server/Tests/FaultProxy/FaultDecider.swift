@@ -1,3 +1,4 @@
+@_spi(NFLogShared) import NFLogSupport
 import Synchronization
 
 /// Decides each request's fault from the seed and keeps the counts.

@@ -30,7 +30,7 @@ struct AggregateReportTests {
 
     /// 100,000 log-normal frame times (median 16 ms, σ 0.6), a fixed seed: values[device][window].
     static let values: [[[Double]]] = {
-        var random = SplitMix64(seed: 42)
+        var random = SeededRandom(seed: 42)
         return (0..<devices).map { _ in
             (0..<windows).map { _ in (0..<perWindow).map { _ in exp(log(16) + 0.6 * random.normal()) } }
         }
@@ -204,19 +204,8 @@ struct AggregateReportTests {
     }
 }
 
-/// A seeded generator (SplitMix64), so the values and the errors measured are the same each run.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D4_9BB1_3311_35EB
-        return z ^ (z >> 31)
-    }
-
+/// The values and the errors measured are the same each run.
+extension SeededRandom {
     /// Uniform in (0, 1).
     mutating func uniform() -> Double { (Double(next() >> 11) + 0.5) / Double(1 << 53) }
 

@@ -1,17 +1,8 @@
-/// SplitMix64: the simulation is the same for the same seed, on every machine.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
+import Foundation
+@_spi(NFLogShared) import NFLogSupport
 
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+/// The simulation's draws, from the shared seeded generator: the same seed, the same run.
+extension SeededRandom {
     /// A value with probability `p` of being true.
     mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
 
@@ -22,5 +13,3 @@ struct SeededRandom: RandomNumberGenerator {
         return median * exp(spread * normal)
     }
 }
-
-import Foundation
