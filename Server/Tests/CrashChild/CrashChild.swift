@@ -248,7 +248,8 @@ struct Deliver: AsyncParsableCommand {
     @OptionGroup var common: Common
     @Option var events: Int
     @Option var receipts: String?
-    @Option(help: "Give up (exit 1, still printing the figures) after this many seconds.") var deadlineSeconds: Double = 120
+    @Option(help: "Give up (exit 1, still printing the figures) after this many seconds without progress: nothing more delivered.")
+    var deadlineSeconds: Double = 120
 
     func run() async throws {
         var configuration = common.configuration()
@@ -256,7 +257,8 @@ struct Deliver: AsyncParsableCommand {
         let logger = try NFLogger(configuration: configuration)
         let receipts = receipts.map(Receipts.init(path:))
         let start = ContinuousClock.now
-        let deadline = start + .milliseconds(Int(deadlineSeconds * 1000))
+        // About progress, not the machine's speed: a loaded machine delivers slower, not never.
+        let patience = Duration.milliseconds(Int(deadlineSeconds * 1000))
         let window = DispatchSemaphore(value: 5_000)
         let total = events
         await withCheckedContinuation { (logged: CheckedContinuation<Void, Never>) in
@@ -281,10 +283,13 @@ struct Deliver: AsyncParsableCommand {
             // Looks that grow sparser (50 ms up to a second): each one counts rows in SQLite,
             // which a tight loop would add to the very CPU time this measures.
             var pause = 50.0
-            while diagnostics.waitingForUpload > 0 && ContinuousClock.now < deadline {
+            var progressAt = start
+            while diagnostics.waitingForUpload > 0 && ContinuousClock.now - progressAt < patience {
                 try await Task.sleep(for: .milliseconds(Int(pause)))
                 pause = min(pause * 1.25, 1_000)
+                let uploaded = diagnostics.uploadedEvents
                 diagnostics = await logger.diagnostics()
+                if diagnostics.uploadedEvents > uploaded { progressAt = .now }
             }
             elapsed = ContinuousClock.now - start
         }
