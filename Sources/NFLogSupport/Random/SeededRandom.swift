@@ -2,7 +2,7 @@
 /// fixes, so a simulation, a fault schedule or a test's values repeat exactly on every machine.
 /// Not for anything someone must not predict.
 @_spi(NFLogShared) public struct SeededRandom: RandomNumberGenerator, Sendable {
-    public var state: UInt64
+    private var state: UInt64
 
     public init(seed: UInt64) { state = seed }
 
