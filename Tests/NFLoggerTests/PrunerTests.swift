@@ -294,9 +294,11 @@ struct PrunerTests {
 }
 
 /// Another process, for the lock test: Python's sqlite3 holding an exclusive transaction.
+/// Started with ``ChildProcess``, not Foundation's `Process`, whose `run()` can crash the test
+/// process on this toolchain (see ``ChildProcess``).
 enum PythonCheck {
     static let available: Bool = {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", "import sqlite3"]
         do { try process.run() } catch { return false }
@@ -307,7 +309,7 @@ enum PythonCheck {
     /// Starts a process that takes the write lock, says "locked", holds it for `seconds`, then exits.
     /// A process holding an exclusive lock on the database at `path` until ``LockHolder/release()``.
     static func holdLock(on path: String) async throws -> LockHolder {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", """
             import sqlite3, sys
@@ -327,7 +329,7 @@ enum PythonCheck {
     }
 
     struct LockHolder: Sendable {
-        let process: Process
+        let process: ChildProcess
         let input: Pipe
 
         /// Commits and waits for the process to end: the lock is free when this returns.
