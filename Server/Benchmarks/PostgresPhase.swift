@@ -6,9 +6,11 @@ import Glibc
 import NFLogger
 import PostgresNIO
 
-/// The `postgres` phase: events/s ingested by 1 and 2 `nflog-collector serve --postgres URL`
+/// The `postgres` phase: events/s ingested by 1, 2 and 4 `nflog-collector serve --postgres URL`
 /// processes sharing one PostgreSQL, side by side with `nflog-collector serve --db FILE` in the
-/// same run, 4 clients sending gzip batches of 1,000.
+/// same run, 4 clients sending gzip batches of 1,000; the CPU each store costs per event (the
+/// collectors' processes, and PostgreSQL's), and how often a PostgreSQL session was seen waiting
+/// on a lock (`pg_stat_activity`, sampled every 10 ms).
 ///
 /// The collectors are child processes (the `nflog-collector` executable built beside this one),
 /// the SQLite one too: that is how they run in production (one process per collector, each with
@@ -21,7 +23,7 @@ enum PostgresPhase {
     static func run(_ report: inout Run.Report, quick: Bool) async throws {
         let events = quick ? 10_000 : 200_000
         let rounds = quick ? 1 : 3
-        note("postgres: 1 and 2 collectors over PostgreSQL, and the SQLite collector (\(events) events, 4 clients, gzip batches of 1,000, \(rounds) round\(rounds == 1 ? "" : "s"))…")
+        note("postgres: 1, 2 and 4 collectors over PostgreSQL, and the SQLite collector (\(events) events, 4 clients, gzip batches of 1,000, \(rounds) round\(rounds == 1 ? "" : "s"))…")
         let cluster: Cluster
         switch Cluster.start() {
         case .success(let started): cluster = started
@@ -32,7 +34,7 @@ enum PostgresPhase {
         }
         defer { cluster.stop() }
         let batches = try (0..<(events / 1_000)).map { try Phases.makeBatch(events: 1_000, batchNumber: $0) }
-        enum Setup: CaseIterable { case sqlite, postgres1, postgres2 }
+        enum Setup: CaseIterable { case sqlite, postgres1, postgres2, postgres4 }
         var results: [Setup: [Ingest]] = [:]
         for round in 0..<rounds {
             // Taking turns, so that neither always goes first.
@@ -45,12 +47,12 @@ enum PostgresPhase {
                     defer { try? FileManager.default.removeItem(at: directory) }
                     results[setup, default: []].append(try await ingest(batches, collectors: 1,
                         store: ["--db", directory.appendingPathComponent("collector.sqlite").path]))
-                case .postgres1, .postgres2:
+                case .postgres1, .postgres2, .postgres4:
                     let url = try await cluster.freshDatabase()
                     let result: Ingest
                     do {
-                        result = try await ingest(batches, collectors: setup == .postgres1 ? 1 : 2,
-                                                  store: ["--postgres", url, "--pool-size", "8"])
+                        result = try await ingest(batches, collectors: setup == .postgres1 ? 1 : setup == .postgres2 ? 2 : 4,
+                                                  store: ["--postgres", url, "--pool-size", "8"], watching: url)
                     } catch {
                         try? await cluster.dropDatabase(url)
                         throw error
@@ -64,16 +66,34 @@ enum PostgresPhase {
             let sorted = (results[setup] ?? []).sorted { $0.eventsPerSecond < $1.eventsPerSecond }
             return sorted[sorted.count / 2]
         }
-        let sqlite = median(.sqlite), one = median(.postgres1), two = median(.postgres2)
+        let sqlite = median(.sqlite), one = median(.postgres1), two = median(.postgres2), four = median(.postgres4)
         report.add("postgres_1_collector_events_per_s", one.eventsPerSecond)
         report.add("postgres_2_collectors_events_per_s", two.eventsPerSecond)
         report.add("sqlite_collector_events_per_s_same_run", sqlite.eventsPerSecond)
         report.add("postgres_1_to_sqlite_ratio", one.eventsPerSecond / sqlite.eventsPerSecond, places: 3)
         report.add("postgres_2_to_sqlite_ratio", two.eventsPerSecond / sqlite.eventsPerSecond, places: 3)
         report.add("postgres_2_to_1_ratio", two.eventsPerSecond / one.eventsPerSecond, places: 3)
+        report.add("postgres_4_collectors_events_per_s", four.eventsPerSecond)
+        report.add("postgres_4_to_1_ratio", four.eventsPerSecond / one.eventsPerSecond, places: 3)
+        // CPU per event of the store's side: the collectors' processes, plus PostgreSQL's.
+        report.add("sqlite_store_cpu_us_per_event", sqlite.storeMicrosecondsPerEvent, places: 2)
+        report.add("postgres_1_store_cpu_us_per_event", one.storeMicrosecondsPerEvent, places: 2)
+        report.add("postgres_1_to_sqlite_cpu_per_event_ratio", one.storeMicrosecondsPerEvent / sqlite.storeMicrosecondsPerEvent, places: 3)
+        let waits = (results[.postgres4] ?? []).reduce(0) { $0 + $1.lockWaits }
+        let samples = (results[.postgres4] ?? []).reduce(0) { $0 + $1.lockSamples }
+        let advisory = (results[.postgres4] ?? []).reduce(0) { $0 + $1.advisoryWaits }
+        report.add("postgres_4_collectors_lock_waits_sampled", Double(waits), places: 0)
+        report.add("postgres_4_collectors_advisory_waits_sampled", Double(advisory), places: 0)
+        report.add("postgres_4_collectors_activity_samples", Double(samples), places: 0)
         let of = rounds > 1 ? "; median of \(rounds)" : ""
         report.lines.append(padded("postgres, 1 collector:") + "\(Int(one.eventsPerSecond)) events/s (4 clients, gzip batches of 1,000, \(events) events\(of)) · \(one.cpu)")
         report.lines.append(padded("postgres, 2 collectors:") + "\(Int(two.eventsPerSecond)) events/s · \(two.cpu)")
+        report.lines.append(padded("postgres, 4 collectors:") + "\(Int(four.eventsPerSecond)) events/s · \(four.cpu)")
+        let waited = Set((results[.postgres4] ?? []).flatMap(\.waitingQueries)).sorted().joined(separator: " | ")
+        report.lines.append(padded("  lock waits, 4 collectors:") + "\(waits) sessions seen waiting on a lock (and \(advisory) on an advisory lock) in \(samples) samples of pg_stat_activity"
+            + (waited.isEmpty ? "" : ": \(waited)"))
+        report.lines.append(padded("  store CPU per event:") + String(format: "sqlite %.1f µs · postgres %.1f µs (collector and PostgreSQL processes; ×%.2f)",
+            sqlite.storeMicrosecondsPerEvent, one.storeMicrosecondsPerEvent, one.storeMicrosecondsPerEvent / sqlite.storeMicrosecondsPerEvent))
         report.lines.append(padded("sqlite collector, same run:") + "\(Int(sqlite.eventsPerSecond)) events/s · \(sqlite.cpu)")
         report.lines.append(padded("  postgres ÷ sqlite:") + String(format: "1 collector %.2f · 2 collectors %.2f · 2 ÷ 1 collector %.2f",
             one.eventsPerSecond / sqlite.eventsPerSecond, two.eventsPerSecond / sqlite.eventsPerSecond, two.eventsPerSecond / one.eventsPerSecond))
@@ -83,12 +103,20 @@ enum PostgresPhase {
     struct Ingest {
         let eventsPerSecond: Double
         let cpu: String
+        /// CPU µs per event stored of the collectors' processes and PostgreSQL's.
+        let storeMicrosecondsPerEvent: Double
+        /// Sessions seen waiting on a lock, over `lockSamples` looks at pg_stat_activity, and
+        /// what they were running (its first 80 characters).
+        var lockWaits = 0
+        var advisoryWaits = 0
+        var lockSamples = 0
+        var waitingQueries: [String] = []
     }
 
     /// Starts `collectors` child processes with the `store` arguments, has 4 clients send every
     /// batch once (client c to collector c mod n, as a load balancer keeping connections would),
     /// and checks that every event was stored.
-    static func ingest(_ batches: [Data], collectors count: Int, store: [String]) async throws -> Ingest {
+    static func ingest(_ batches: [Data], collectors count: Int, store: [String], watching database: String? = nil) async throws -> Ingest {
         var children: [CollectorChild] = []
         defer { for child in children { child.stop() } }
         for _ in 0..<count { children.append(try CollectorChild.start(store)) }
@@ -96,6 +124,7 @@ enum PostgresPhase {
         let clients = 4
         let before = CPUSample(children)
         let start = ContinuousClock.now
+        let watcher = database.map { url in Task { try await LockWatch.watch(url) } }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for client in 0..<clients {
                 let url = urls[client % urls.count].appendingPathComponent("v1/events")
@@ -115,9 +144,20 @@ enum PostgresPhase {
         }
         let elapsed = seconds(ContinuousClock.now - start)
         let after = CPUSample(children)
+        watcher?.cancel()
+        let watch = try await watcher?.value
         let stored = try await storedEvents(urls[urls.count - 1])
         guard stored == batches.count * 1_000 else { throw BenchError("\(stored) of \(batches.count * 1_000) events stored") }
-        return Ingest(eventsPerSecond: Double(stored) / elapsed, cpu: after.since(before))
+        let storeSeconds = (after.collectors - before.collectors) + (after.postgres - before.postgres)
+        var result = Ingest(eventsPerSecond: Double(stored) / elapsed, cpu: after.since(before),
+                            storeMicrosecondsPerEvent: storeSeconds * 1e6 / Double(stored))
+        if let watch {
+            result.lockWaits = watch.waits
+            result.advisoryWaits = watch.advisory
+            result.lockSamples = watch.samples
+            result.waitingQueries = watch.queries
+        }
+        return result
     }
 
     /// events_stored of app dev, through GET /v1/stats with the development read token.
@@ -285,6 +325,8 @@ struct CPUSample {
     let machineTotal: Double
     let collectors: Double
     let clients: Double
+    /// Every `postgres` process's (the server's backends and workers).
+    let postgres: Double
 
     init(_ children: [CollectorChild]) {
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
@@ -296,6 +338,19 @@ struct CPUSample {
         machineBusy = machineTotal - idle / ticks
         collectors = children.reduce(0) { $0 + $1.cpuSeconds }
         clients = Self.processSeconds("/proc/self/stat")
+        postgres = Self.postgresSeconds()
+    }
+
+    /// The CPU seconds of the processes named `postgres`, from /proc.
+    static func postgresSeconds() -> Double {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        var total = 0.0
+        for pid in entries where pid.allSatisfy(\.isNumber) {
+            guard let name = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
+                  name.trimmingCharacters(in: .whitespacesAndNewlines) == "postgres" else { continue }
+            total += processSeconds("/proc/\(pid)/stat")
+        }
+        return total
     }
 
     static func processSeconds(_ path: String) -> Double {
@@ -306,14 +361,60 @@ struct CPUSample {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    /// "CPU: collectors 41% · clients 18% · PostgreSQL and the rest 30% · idle 11%" of the cores.
+    /// "CPU of all cores: collectors 41% · clients 18% · PostgreSQL 27% · the rest 3% · idle 11%".
     func since(_ before: CPUSample) -> String {
         let total = machineTotal - before.machineTotal
         guard total > 0 else { return "CPU not sampled" }
         let collectors = self.collectors - before.collectors, clients = self.clients - before.clients
         let busy = machineBusy - before.machineBusy
-        let rest = max(busy - collectors - clients, 0)
+        let postgres = self.postgres - before.postgres
+        let rest = max(busy - collectors - clients - postgres, 0)
         func share(_ value: Double) -> String { String(format: "%.0f%%", 100 * value / total) }
-        return "CPU of all cores: collectors \(share(collectors)) · clients \(share(clients)) · PostgreSQL and the rest \(share(rest)) · idle \(share(max(total - busy, 0)))"
+        return "CPU of all cores: collectors \(share(collectors)) · clients \(share(clients)) · PostgreSQL \(share(postgres)) · the rest \(share(rest)) · idle \(share(max(total - busy, 0)))"
+    }
+}
+
+/// Looks at `pg_stat_activity` every 10 ms until cancelled: how many sessions of the database
+/// were waiting on a lock (`wait_event_type = 'Lock'`: a tuple, a transaction id, a relation;
+/// advisory locks counted apart), and what they ran. A batch waiting on another's row lock shows
+/// here as a wait on its transaction id.
+enum LockWatch {
+    struct Seen: Sendable {
+        /// Waits on anything but an advisory lock: rows, tuples, transaction ids, relations.
+        var waits = 0
+        var advisory = 0
+        var samples = 0
+        var queries: [String] = []
+    }
+
+    static func watch(_ url: String) async throws -> Seen {
+        guard let components = URLComponents(string: url) else { throw BenchError("not a URL: \(url)") }
+        let client = PostgresClient(configuration: PostgresClient.Configuration(
+            host: components.host ?? "127.0.0.1", port: components.port ?? 5432, username: components.user ?? "postgres",
+            password: components.password ?? ProcessInfo.processInfo.environment["PGPASSWORD"],
+            database: String(components.path.dropFirst()), tls: .disable))
+        let runner = Task { await client.run() }
+        defer { runner.cancel() }
+        var seen = Seen()
+        while !Task.isCancelled {
+            do {
+                for try await (event, query) in try await client.query("""
+                    SELECT wait_event, left(query, 80) FROM pg_stat_activity
+                    WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()
+                    """).decode((String, String).self) {
+                    // An advisory lock is waited for on purpose: the migration's, and the day
+                    // partition's, which every collector takes for its first batch of a new day.
+                    if event == "advisory" { seen.advisory += 1 } else { seen.waits += 1 }
+                    let described = "\(event): \(query)"
+                    if !seen.queries.contains(described) { seen.queries.append(described) }
+                }
+                seen.samples += 1
+                try await Task.sleep(for: .milliseconds(10))
+            } catch {
+                if Task.isCancelled { break }
+                throw error
+            }
+        }
+        return seen
     }
 }

@@ -13,7 +13,8 @@ import Synchronization
 ///   collectors: the second of two transactions inserting one uuid waits for the first to commit
 ///   and then skips it, so the event is stored once and counted as a duplicate once. The call
 ///   returns only after COMMIT, so a 2xx is only ever sent for committed events.
-/// - Totals are upserts that add (`+ excluded.x`), so concurrent batches never lose a count.
+/// - Counts are inserted as changes and folded into their totals later (``PostgresCounts``): no
+///   row is updated by every batch, so collectors' batches do not queue on one.
 /// - Events are partitioned by day of `received_ms` (``DayPartition``), created on demand before
 ///   a batch's transaction, under an advisory lock; ``dropEvents(receivedBefore:)`` drops whole days.
 /// - The schema migrates itself at ``init(url:poolSize:passwordFile:logger:)`` (``PostgresSchema``).
@@ -26,6 +27,9 @@ public final class PostgresEventStore: EventStore, Sendable {
     private let client: PostgresClient
     /// The pool's `run()`: the client leases connections only while it runs; ``close()`` cancels it.
     private let runner: Task<Void, Never>
+    /// Folds the count changes into their totals every ``foldInterval`` (``PostgresCounts``);
+    /// nil for a store that only reads. ``close()`` cancels it.
+    private let folder: Task<Void, Never>?
     private let logger: Logger
     /// Days whose partition this process created or saw created: the common case (today's) costs
     /// no round trip. A partition another collector drops is forgotten on the insert's failure.
@@ -72,6 +76,31 @@ public final class PostgresEventStore: EventStore, Sendable {
             await runner.value
             throw error
         }
+        folder = readingOnly ? nil : Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.foldInterval)
+                if Task.isCancelled { break }
+                do {
+                    _ = try await client.withConnection { try await PostgresCounts.fold($0, logger: logger) }
+                } catch {
+                    // The deltas stay and are read as they are; the next fold takes them.
+                    logger.warning("folding the counts failed; retried in \(Self.foldInterval)", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    /// How often each collector tries to fold the count changes into their totals (one at a time
+    /// across collectors). The reads are exact either way; the deltas waiting cost reads a scan.
+    static let foldInterval: Duration = .seconds(1)
+
+    /// Folds the count changes into their totals now (``PostgresCounts/fold(_:logger:)``): false
+    /// when another collector was folding.
+    @discardableResult
+    func foldCounts() async throws -> Bool {
+        try checkOpen()
+        let logger = self.logger
+        return try await client.withConnection { try await PostgresCounts.fold($0, logger: logger) }
     }
 
     private func checkOpen() throws {
@@ -108,6 +137,12 @@ public final class PostgresEventStore: EventStore, Sendable {
         try checkOpen()
         let partition = DayPartition(containing: receivedAt)
         let columns = EventColumns(batch.events)
+        // The context's row, found or made before the batch's transaction, in statements of its
+        // own: made inside it, a new context's row would be locked to that transaction's commit,
+        // and every other collector's first batch of that context would wait for it. Contexts
+        // are never deleted, so the id stays good.
+        let logger = self.logger
+        let context = try await client.withConnection { try await Self.contextID(batch, app: app, $0, logger) }
         var attempt = 0
         // Set once the day was dropped under the batch (by retention, here or in another
         // collector): the retry makes it again inside its own transaction, under the partition
@@ -116,11 +151,11 @@ public final class PostgresEventStore: EventStore, Sendable {
         while true {
             if !partitionVanished { try await ensurePartition(partition) }
             do {
-                let logger = self.logger
                 let remake = partitionVanished
                 let result = try await client.withTransaction(logger: logger) { connection in
                     if remake { try await Self.makePartition(partition, connection, logger) }
-                    return try await Self.store(batch, columns: columns, app: app, receivedAt: receivedAt, connection, logger)
+                    return try await Self.store(batch, columns: columns, app: app, context: context, receivedAt: receivedAt,
+                                                connection, logger)
                 }
                 if remake { _ = partitions.withLock { $0.insert(partition.day) } }
                 return result
@@ -178,13 +213,11 @@ public final class PostgresEventStore: EventStore, Sendable {
         }
     }
 
-    /// The batch's transaction. Locks are taken in one order by every collector (context,
-    /// sessions by uuid, event ids by uuid, aggregates by uuid, the batch, device prunes by name,
-    /// name counts by name, the context's count, totals), so two batches never wait on each other
-    /// in a cycle.
-    private static func store(_ batch: Batch, columns: EventColumns, app: String, receivedAt: Int64,
+    /// The batch's transaction. Locks are taken in one order by every collector (sessions by uuid, event ids by uuid, aggregates by uuid, the batch), so two batches never
+    /// wait on each other in a cycle; two batches of different devices share none of those rows.
+    /// The counts are rows of changes (``PostgresCounts``), which lock nothing another batch needs.
+    private static func store(_ batch: Batch, columns: EventColumns, app: String, context: Int64, receivedAt: Int64,
                               _ c: PostgresConnection, _ logger: Logger) async throws -> StoreResult {
-        let context = try await contextID(batch, app: app, c, logger)
 
         let sessions = batch.context.sessions.sorted { $0.id.uuidString < $1.id.uuidString }
         if !sessions.isEmpty {
@@ -248,11 +281,8 @@ public final class PostgresEventStore: EventStore, Sendable {
             let names = prunes.keys.sorted()
             if !names.isEmpty {
                 try await c.query("""
-                    INSERT INTO device_prunes (app, name, count)
+                    INSERT INTO device_prune_deltas (app, name, count)
                     SELECT \(app), p.name, p.count FROM unnest(\(names)::text[], \(names.map { prunes[$0] ?? 0 })::int8[]) AS p (name, count)
-                    ORDER BY p.name
-                    ON CONFLICT (app, name) DO UPDATE
-                        SET count = least(device_prunes.count::numeric + excluded.count, 9223372036854775807)::bigint
                     """, logger: logger)
             }
             if !diagnostics.databaseResets.isEmpty {
@@ -270,34 +300,22 @@ public final class PostgresEventStore: EventStore, Sendable {
         let names = perName.keys.sorted()
         if !names.isEmpty {
             try await c.query("""
-                INSERT INTO name_counts (app, name, count)
+                INSERT INTO name_count_deltas (app, name, count)
                 SELECT \(app), n.name, n.count FROM unnest(\(names)::text[], \(names.map { Int64(perName[$0] ?? 0) })::int8[]) AS n (name, count)
-                ORDER BY n.name
-                ON CONFLICT (app, name) DO UPDATE SET count = name_counts.count + excluded.count
                 """, logger: logger)
         }
         if accepted > 0 {
-            try await c.query("""
-                INSERT INTO context_counts (context_id, events) VALUES (\(context), \(Int64(accepted)))
-                ON CONFLICT (context_id) DO UPDATE SET events = context_counts.events + excluded.events
-                """, logger: logger)
+            try await c.query("INSERT INTO context_count_deltas (context_id, events) VALUES (\(context), \(Int64(accepted)))",
+                              logger: logger)
         }
 
-        // One upsert that adds: two collectors' batches for one app serialise on this row, and
-        // neither loses the other's counts. The client-given sums saturate at Int64.max.
+        // A row of changes, not an update of the app's row: no other batch waits on it. The
+        // client-given sums saturate at Int64.max where they are summed (PostgresCounts).
         try await c.query("""
-            INSERT INTO totals AS t (app, events, duplicates, batches, requests, abandoned, pruned, database_resets,
-                                     aggregates, aggregate_duplicates, aggregated_events, quarantined)
+            INSERT INTO totals_deltas (app, events, duplicates, batches, requests, abandoned, pruned, database_resets,
+                                       aggregates, aggregate_duplicates, aggregated_events, quarantined)
             VALUES (\(app), \(Int64(accepted)), \(Int64(duplicates)), \(Int64(isNew ? 1 : 0)), 1, \(Int64(abandoned)), \(pruned),
                     \(Int64(resets)), \(Int64(aggregates.accepted)), \(Int64(aggregates.duplicates)), \(aggregates.events), \(quarantined))
-            ON CONFLICT (app) DO UPDATE SET events = t.events + excluded.events, duplicates = t.duplicates + excluded.duplicates,
-                batches = t.batches + excluded.batches, requests = t.requests + 1, abandoned = t.abandoned + excluded.abandoned,
-                pruned = least(t.pruned::numeric + excluded.pruned, 9223372036854775807)::bigint,
-                database_resets = t.database_resets + excluded.database_resets,
-                aggregates = t.aggregates + excluded.aggregates,
-                aggregate_duplicates = t.aggregate_duplicates + excluded.aggregate_duplicates,
-                aggregated_events = least(t.aggregated_events::numeric + excluded.aggregated_events, 9223372036854775807)::bigint,
-                quarantined = least(t.quarantined::numeric + excluded.quarantined, 9223372036854775807)::bigint
             """, logger: logger)
         return StoreResult(accepted: accepted + aggregates.accepted, duplicates: duplicates + aggregates.duplicates)
     }
@@ -460,18 +478,18 @@ public final class PostgresEventStore: EventStore, Sendable {
         for try await row in try await client.query("""
             SELECT events, duplicates, batches, requests, abandoned, pruned, database_resets,
                    aggregates, aggregate_duplicates, aggregated_events, events_expired, aggregates_expired, quarantined
-            FROM totals WHERE app = \(app)
+            FROM totals_now WHERE app = \(app)
             """, logger: logger) {
             let cells = row.makeRandomAccess()
             totals = try (0..<13).map { Int(try cells[$0].decode(Int64.self)) }
         }
         var names: [String: Int] = [:]
-        for try await (name, count) in try await client.query("SELECT name, count FROM name_counts WHERE app = \(app)", logger: logger)
+        for try await (name, count) in try await client.query("SELECT name, count FROM name_counts_now WHERE app = \(app)", logger: logger)
             .decode((String, Int64).self) {
             names[name] = Int(count)
         }
         var prunes: [String: Int] = [:]
-        for try await (name, count) in try await client.query("SELECT name, count FROM device_prunes WHERE app = \(app)", logger: logger)
+        for try await (name, count) in try await client.query("SELECT name, count FROM device_prunes_now WHERE app = \(app)", logger: logger)
             .decode((String, Int64).self) {
             prunes[name] = Int(count)
         }
@@ -515,7 +533,7 @@ public final class PostgresEventStore: EventStore, Sendable {
     public func apps() async throws -> [String] {
         try await read { connection in
             var apps: [String] = []
-            for try await app in try await connection.query("SELECT app FROM totals ORDER BY app", logger: logger).decode(String.self) {
+            for try await app in try await connection.query("SELECT app FROM totals_now ORDER BY app", logger: logger).decode(String.self) {
                 apps.append(app)
             }
             return apps
@@ -653,7 +671,7 @@ public final class PostgresEventStore: EventStore, Sendable {
             // Each old day locked before it is counted: a batch still committing into it (stored
             // with an old receive time) is waited for, so its events are counted and their ids
             // removed rather than dropped uncounted with their ids left behind. All are locked
-            // before any totals row is touched, so no batch waits on those rows while we wait on it.
+            // before anything else is written.
             for partition in old {
                 try await c.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(partition.tableName) IN ACCESS EXCLUSIVE MODE"), logger: logger)
             }
@@ -669,10 +687,7 @@ public final class PostgresEventStore: EventStore, Sendable {
                 }
                 for (app, count) in perApp {
                     events += Int(count)
-                    try await c.query("""
-                        INSERT INTO totals AS t (app, events_expired) VALUES (\(app), \(count))
-                        ON CONFLICT (app) DO UPDATE SET events_expired = t.events_expired + excluded.events_expired
-                        """, logger: logger)
+                    try await c.query("INSERT INTO totals_deltas (app, events_expired) VALUES (\(app), \(count))", logger: logger)
                 }
                 // The dropped events' ids go too, so event_ids stays exactly the stored events.
                 try await c.query(PostgresQuery(unsafeSQL: """
@@ -689,10 +704,7 @@ public final class PostgresEventStore: EventStore, Sendable {
                 aggregatesPerApp.append(row)
             }
             for (app, count) in aggregatesPerApp {
-                try await c.query("""
-                    INSERT INTO totals AS t (app, aggregates_expired) VALUES (\(app), \(count))
-                    ON CONFLICT (app) DO UPDATE SET aggregates_expired = t.aggregates_expired + excluded.aggregates_expired
-                    """, logger: logger)
+                try await c.query("INSERT INTO totals_deltas (app, aggregates_expired) VALUES (\(app), \(count))", logger: logger)
             }
             return (events, old.map(\.day))
         }
@@ -703,6 +715,8 @@ public final class PostgresEventStore: EventStore, Sendable {
     /// Stops the pool (its run task); later calls throw ``PostgresStoreError/closed``.
     public func close() async {
         closed.withLock { $0 = true }
+        folder?.cancel()
+        await folder?.value
         runner.cancel()
         await runner.value
     }

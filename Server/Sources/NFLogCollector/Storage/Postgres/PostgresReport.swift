@@ -47,7 +47,7 @@ enum PostgresReport {
         let (matching, versions) = try await versionCounts(c, app: app, filter: filter, logger: logger)
         var eventCount = matching?.events ?? 0
         if matching == nil {
-            for try await events in try await c.query("SELECT coalesce(max(events - events_expired), 0) FROM totals WHERE app = \(app)",
+            for try await events in try await c.query("SELECT coalesce(max(events - events_expired), 0) FROM totals_now WHERE app = \(app)",
                                                       logger: logger).decode(Int64.self) {
                 eventCount = Int(events)
             }
@@ -166,7 +166,7 @@ enum PostgresReport {
         } else {
             query = """
                 WITH per AS (
-                    SELECT k.context_id, k.events AS n FROM context_counts k JOIN contexts c ON c.id = k.context_id WHERE c.app = \(app)
+                    SELECT k.context_id, k.events AS n FROM context_counts_now k JOIN contexts c ON c.id = k.context_id WHERE c.app = \(app)
                 )
                 \(unescaped: versions)
                 """

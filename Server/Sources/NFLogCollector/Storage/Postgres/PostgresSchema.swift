@@ -16,10 +16,11 @@ struct PostgresMigration: Sendable {
 /// missing while the others wait, then find it applied (`schema_migrations`) and apply nothing.
 /// DDL is transactional in PostgreSQL: a migration that fails leaves nothing half done.
 enum PostgresSchema {
-    /// `pg_advisory_xact_lock` keys, arbitrary but fixed: the schema's migrations, and the
-    /// creation and dropping of the events' day partitions.
+    /// `pg_advisory_xact_lock` keys, arbitrary but fixed: the schema's migrations, the creation
+    /// and dropping of the events' day partitions, and the folding of counts (``PostgresCounts``).
     static let migrationLock: Int64 = 0x4E46_4C6F_6700_0001  // "NFLog", 1
     static let partitionLock: Int64 = 0x4E46_4C6F_6700_0002
+    static let foldLock: Int64 = 0x4E46_4C6F_6700_0003
 
     static let migrations: [PostgresMigration] = [
         // The same tables as SQLite's (CollectorSchema), with two differences the shared database
@@ -169,6 +170,16 @@ enum PostgresSchema {
             "CREATE TABLE context_counts (context_id bigint PRIMARY KEY REFERENCES contexts (id), events bigint NOT NULL)",
             "INSERT INTO context_counts (context_id, events) SELECT context_id, count(*) FROM events GROUP BY context_id",
         ]),
+        // No row that every batch updates (docs/SCALING.md). Until here each batch's transaction
+        // added to its app's `totals` row, its names' `name_counts` rows, its context's count and
+        // the names' `device_prunes`, holding those row locks to its commit: two collectors' batches
+        // for one app queued on them. Now a batch only inserts its changes into the `*_deltas`
+        // tables (no key, so no insert waits on another), ``PostgresCountFolder`` moves them into
+        // the base tables now and then (one collector at a time, under an advisory lock), and
+        // every read goes through the `*_now` views: base plus what is not folded yet, the same
+        // in any snapshot, since a fold deletes deltas and adds them to the base in one commit.
+        PostgresMigration(version: 6, name: "counts as deltas folded later: no row every batch updates", statements:
+            PostgresCounts.migrationStatements),
     ]
 
     /// Refuses, changing nothing, a database that lacks this release's migrations or has newer
