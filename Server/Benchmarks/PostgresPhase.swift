@@ -34,11 +34,15 @@ enum PostgresPhase {
         }
         defer { cluster.stop() }
         let batches = try (0..<(events / 1_000)).map { try Phases.makeBatch(events: 1_000, batchNumber: $0) }
-        enum Setup: CaseIterable { case sqlite, postgres1, postgres2, postgres4 }
+        enum Setup: CaseIterable { case sqlite, postgres1, postgres2, postgres4, baseline1, baseline4 }
+        // Another build of nflog-collector (an earlier release, say) measured in the same rounds,
+        // 1 and 4 collectors over PostgreSQL: a change to the store compared side by side.
+        let baseline = ProcessInfo.processInfo.environment["NFLOG_BENCH_BASELINE_COLLECTOR"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        let setups = Setup.allCases.filter { baseline != nil || ($0 != .baseline1 && $0 != .baseline4) }
         var results: [Setup: [Ingest]] = [:]
         for round in 0..<rounds {
             // Taking turns, so that neither always goes first.
-            for setup in round % 2 == 0 ? Setup.allCases : Setup.allCases.reversed() {
+            for setup in round % 2 == 0 ? setups : setups.reversed() {
                 sync()
                 switch setup {
                 case .sqlite:
@@ -47,12 +51,13 @@ enum PostgresPhase {
                     defer { try? FileManager.default.removeItem(at: directory) }
                     results[setup, default: []].append(try await ingest(batches, collectors: 1,
                         store: ["--db", directory.appendingPathComponent("collector.sqlite").path]))
-                case .postgres1, .postgres2, .postgres4:
+                case .postgres1, .postgres2, .postgres4, .baseline1, .baseline4:
                     let url = try await cluster.freshDatabase()
                     let result: Ingest
+                    let collectors = [Setup.postgres1: 1, .postgres2: 2, .baseline1: 1][setup] ?? 4
                     do {
-                        result = try await ingest(batches, collectors: setup == .postgres1 ? 1 : setup == .postgres2 ? 2 : 4,
-                                                  store: ["--postgres", url, "--pool-size", "8"], watching: url)
+                        result = try await ingest(batches, collectors: collectors, store: ["--postgres", url, "--pool-size", "8"],
+                                                  watching: url, executable: setup == .baseline1 || setup == .baseline4 ? baseline : nil)
                     } catch {
                         try? await cluster.dropDatabase(url)
                         throw error
@@ -92,6 +97,20 @@ enum PostgresPhase {
         let waited = Set((results[.postgres4] ?? []).flatMap(\.waitingQueries)).sorted().joined(separator: " | ")
         report.lines.append(padded("  lock waits, 4 collectors:") + "\(waits) sessions seen waiting on a lock (and \(advisory) on an advisory lock) in \(samples) samples of pg_stat_activity"
             + (waited.isEmpty ? "" : ": \(waited)"))
+        if let baseline, results[.baseline1] != nil {
+            let old1 = median(.baseline1), old4 = median(.baseline4)
+            let oldWaits = (results[.baseline4] ?? []).reduce(0) { $0 + $1.lockWaits }
+            let oldSamples = (results[.baseline4] ?? []).reduce(0) { $0 + $1.lockSamples }
+            report.add("baseline_postgres_1_collector_events_per_s", old1.eventsPerSecond)
+            report.add("baseline_postgres_4_collectors_events_per_s", old4.eventsPerSecond)
+            report.add("baseline_postgres_1_store_cpu_us_per_event", old1.storeMicrosecondsPerEvent, places: 2)
+            report.add("baseline_postgres_4_collectors_lock_waits_sampled", Double(oldWaits), places: 0)
+            report.lines.append(padded("baseline (\(baseline.lastPathComponent)):") + "1 collector \(Int(old1.eventsPerSecond)) events/s, "
+                + String(format: "%.1f µs of store CPU per event", old1.storeMicrosecondsPerEvent)
+                + " · 4 collectors \(Int(old4.eventsPerSecond)) events/s, \(oldWaits) lock waits in \(oldSamples) samples")
+            let oldWaited = Set((results[.baseline4] ?? []).flatMap(\.waitingQueries)).sorted().joined(separator: " | ")
+            if !oldWaited.isEmpty { report.lines.append(padded("  baseline waited on:") + oldWaited) }
+        }
         report.lines.append(padded("  store CPU per event:") + String(format: "sqlite %.1f µs · postgres %.1f µs (collector and PostgreSQL processes; ×%.2f)",
             sqlite.storeMicrosecondsPerEvent, one.storeMicrosecondsPerEvent, one.storeMicrosecondsPerEvent / sqlite.storeMicrosecondsPerEvent))
         report.lines.append(padded("sqlite collector, same run:") + "\(Int(sqlite.eventsPerSecond)) events/s · \(sqlite.cpu)")
@@ -116,10 +135,11 @@ enum PostgresPhase {
     /// Starts `collectors` child processes with the `store` arguments, has 4 clients send every
     /// batch once (client c to collector c mod n, as a load balancer keeping connections would),
     /// and checks that every event was stored.
-    static func ingest(_ batches: [Data], collectors count: Int, store: [String], watching database: String? = nil) async throws -> Ingest {
+    static func ingest(_ batches: [Data], collectors count: Int, store: [String], watching database: String? = nil,
+                       executable: URL? = nil) async throws -> Ingest {
         var children: [CollectorChild] = []
         defer { for child in children { child.stop() } }
-        for _ in 0..<count { children.append(try CollectorChild.start(store)) }
+        for _ in 0..<count { children.append(try CollectorChild.start(store, executable: executable)) }
         let urls = children.map(\.url)
         let clients = 4
         let before = CPUSample(children)
@@ -280,12 +300,13 @@ final class CollectorChild {
         self.log = log
     }
 
-    static func start(_ store: [String]) throws -> CollectorChild {
+    /// Starts `executable`, by default the `nflog-collector` built beside this benchmark.
+    static func start(_ store: [String], executable: URL? = nil) throws -> CollectorChild {
         let me = Bundle.main.executableURL ?? URL(fileURLWithPath: "/proc/self/exe")
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-bench-collector-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
-        process.executableURL = me.deletingLastPathComponent().appendingPathComponent("nflog-collector")
+        process.executableURL = executable ?? me.deletingLastPathComponent().appendingPathComponent("nflog-collector")
         process.arguments = ["serve", "--port", "0", "--rate-limit", "0"] + store
         let output = Pipe()
         process.standardOutput = output

@@ -12,6 +12,12 @@ import NIOHTTPTypes
 /// (`bodyGrace`) and each later one (`bodyRateWindow`) must bring `minBodyBytesPerSecond` times
 /// its length, or the rest of the body. A client that sends its body quickly and then stops is
 /// closed within two windows, however large the length it declared.
+///
+/// Only the time the server was waiting for the client counts: from a `read` the pipeline asks
+/// for to the data that answers it. A server behind on what it was sent (its handler not taking
+/// the body, so no read is asked for: backpressure) is not waiting, and the window then needs
+/// that much less. Without this an overloaded collector, its handlers starved of CPU, closed
+/// honest uploads that had sent everything as "too slow", answering nothing.
 final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -24,8 +30,12 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     /// The body's bytes still to come (its declared length less what came); nil for a chunked body.
     private var remaining: Int?
     /// What the current window must bring, and what it has brought.
-    private var windowNeeds = 0
     private var windowBrought = 0
+    /// The current window's length, and how long in it the server has been waiting for data.
+    private var windowLength: Duration = .zero
+    private var waited: TimeAmount = .zero
+    /// Since when a read the pipeline asked for has been waiting for data; nil when none is.
+    private var waitingSince: NIODeadline?
 
     init(limits: ConnectionLimits) {
         self.limits = limits
@@ -39,7 +49,16 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
         disarm()
     }
 
+    func read(context: ChannelHandlerContext) {
+        if waitingSince == nil { waitingSince = context.eventLoop.now }
+        context.read()
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if let since = waitingSince {
+            waited = waited + (context.eventLoop.now - since)
+            waitingSince = nil
+        }
         switch unwrapInboundIn(data) {
         case .head(let head):
             let length = head.headerFields[.contentLength].flatMap(Int.init)
@@ -85,18 +104,30 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     private var closing = false
 
     private func startWindow(_ context: ChannelHandlerContext, length: Duration) {
-        let perWindow = Double(max(1, limits.minBodyBytesPerSecond)) * (length / .seconds(1))
-        windowNeeds = min(remaining ?? Int.max, Int(min(perWindow.rounded(.up), Double(Int.max / 2))))
         windowBrought = 0
+        windowLength = length
+        waited = .zero
+        if waitingSince != nil { waitingSince = context.eventLoop.now }
         deadline?.cancel()
         deadline = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(length)) { [self] in
-            guard windowBrought >= windowNeeds else {
+            guard windowBrought >= windowNeeds(context) else {
                 deadline = nil
                 context.channel.close(promise: nil)
                 return
             }
             startWindow(context, length: limits.bodyRateWindow)
         }
+    }
+
+    /// What the window that ends now had to bring: the minimum rate times the time the server
+    /// waited for the client in it (the whole window when it always wanted more), and no more
+    /// than the rest of the body.
+    private func windowNeeds(_ context: ChannelHandlerContext) -> Int {
+        var waitedNow = waited
+        if let since = waitingSince { waitedNow = waitedNow + (context.eventLoop.now - since) }
+        let seconds = min(Double(waitedNow.nanoseconds) / 1e9, windowLength / .seconds(1))
+        let needed = Double(max(1, limits.minBodyBytesPerSecond)) * seconds
+        return min(remaining ?? Int.max, Int(min(needed.rounded(.up), Double(Int.max / 2))))
     }
 
     private func arm(_ context: ChannelHandlerContext, after delay: Duration) {

@@ -715,9 +715,11 @@ public final class PostgresEventStore: EventStore, Sendable {
     /// Stops the pool (its run task); later calls throw ``PostgresStoreError/closed``.
     public func close() async {
         closed.withLock { $0 = true }
+        // The pool stops with the folder, so that a fold waiting for a connection (PostgreSQL
+        // gone) ends too; a fold stopped midway rolls back whole, its deltas kept.
         folder?.cancel()
-        await folder?.value
         runner.cancel()
+        await folder?.value
         await runner.value
     }
 }
