@@ -715,11 +715,12 @@ public final class PostgresEventStore: EventStore, Sendable {
     /// Stops the pool (its run task); later calls throw ``PostgresStoreError/closed``.
     public func close() async {
         closed.withLock { $0 = true }
-        // The pool stops with the folder, so that a fold waiting for a connection (PostgreSQL
-        // gone) ends too; a fold stopped midway rolls back whole, its deltas kept.
+        // The folder first, while the pool still runs: its fold ends (or its wait for a
+        // connection is cancelled with it); cancelling the pool first left a fold waiting for a
+        // lease forever, and close() with it.
         folder?.cancel()
-        runner.cancel()
         await folder?.value
+        runner.cancel()
         await runner.value
     }
 }
