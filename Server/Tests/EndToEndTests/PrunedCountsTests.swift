@@ -30,9 +30,16 @@ struct PrunedCountsTests {
         let scratch = Scratch()
         let receipts = scratch.url.appendingPathComponent("receipts.txt").path
         let collectorPath = scratch.url.appendingPathComponent("collector.sqlite").path
-        let reserved = try ReservedPort()
-        let port = reserved.port
-        reserved.release()
+        // The collector's port: one the system picks. The child collector, killed and started
+        // again on the same port, needs it known first; the in-process one binds port 0 itself
+        // (a port reserved and released first can be taken meanwhile by any socket of this
+        // busy process: a clean-clone run beside two busy loops failed that way, EADDRINUSE).
+        var port = 0
+        if victim == .collector {
+            let reserved = try ReservedPort()
+            port = reserved.port
+            reserved.release()
+        }
 
         // The collector: in this process when the app is the victim, a child to kill otherwise.
         var inProcess: TestCollector?
@@ -47,7 +54,10 @@ struct PrunedCountsTests {
             served = child
         }
         switch victim {
-        case .app: inProcess = try await TestCollector.start(databasePath: collectorPath, port: port)
+        case .app:
+            let collector = try await TestCollector.start(databasePath: collectorPath)
+            inProcess = collector
+            port = collector.port
         case .collector: try await startServed()
         }
 
