@@ -84,32 +84,28 @@ enum PostgresPhase {
         report.add("sqlite_store_cpu_us_per_event", sqlite.storeMicrosecondsPerEvent, places: 2)
         report.add("postgres_1_store_cpu_us_per_event", one.storeMicrosecondsPerEvent, places: 2)
         report.add("postgres_1_to_sqlite_cpu_per_event_ratio", one.storeMicrosecondsPerEvent / sqlite.storeMicrosecondsPerEvent, places: 3)
-        let waits = (results[.postgres4] ?? []).reduce(0) { $0 + $1.lockWaits }
-        let samples = (results[.postgres4] ?? []).reduce(0) { $0 + $1.lockSamples }
-        let advisory = (results[.postgres4] ?? []).reduce(0) { $0 + $1.advisoryWaits }
-        report.add("postgres_4_collectors_lock_waits_sampled", Double(waits), places: 0)
-        report.add("postgres_4_collectors_advisory_waits_sampled", Double(advisory), places: 0)
-        report.add("postgres_4_collectors_activity_samples", Double(samples), places: 0)
+        func locks(_ setup: Setup) -> LockWatch.Seen { (results[setup] ?? []).reduce(LockWatch.Seen()) { $0.adding($1.locks) } }
+        let seen = locks(.postgres4)
+        report.add("postgres_4_collectors_lock_waits_sampled", Double(seen.waits), places: 0)
+        report.add("postgres_4_collectors_advisory_waits_sampled", Double(seen.advisory), places: 0)
+        report.add("postgres_4_collectors_activity_samples", Double(seen.samples), places: 0)
         let of = rounds > 1 ? "; median of \(rounds)" : ""
         report.lines.append(padded("postgres, 1 collector:") + "\(Int(one.eventsPerSecond)) events/s (4 clients, gzip batches of 1,000, \(events) events\(of)) · \(one.cpu)")
         report.lines.append(padded("postgres, 2 collectors:") + "\(Int(two.eventsPerSecond)) events/s · \(two.cpu)")
         report.lines.append(padded("postgres, 4 collectors:") + "\(Int(four.eventsPerSecond)) events/s · \(four.cpu)")
-        let waited = Set((results[.postgres4] ?? []).flatMap(\.waitingQueries)).sorted().joined(separator: " | ")
-        report.lines.append(padded("  lock waits, 4 collectors:") + "\(waits) sessions seen waiting on a lock (and \(advisory) on an advisory lock) in \(samples) samples of pg_stat_activity"
-            + (waited.isEmpty ? "" : ": \(waited)"))
+        report.lines.append(padded("  lock waits, 4 collectors:") + "\(seen.waits) sessions seen waiting on a lock (and \(seen.advisory) on an advisory lock) in \(seen.samples) samples of pg_stat_activity"
+            + (seen.queries.isEmpty ? "" : ": \(seen.queries.sorted().joined(separator: " | "))"))
         if let baseline, results[.baseline1] != nil {
             let old1 = median(.baseline1), old4 = median(.baseline4)
-            let oldWaits = (results[.baseline4] ?? []).reduce(0) { $0 + $1.lockWaits }
-            let oldSamples = (results[.baseline4] ?? []).reduce(0) { $0 + $1.lockSamples }
+            let old = locks(.baseline4)
             report.add("baseline_postgres_1_collector_events_per_s", old1.eventsPerSecond)
             report.add("baseline_postgres_4_collectors_events_per_s", old4.eventsPerSecond)
             report.add("baseline_postgres_1_store_cpu_us_per_event", old1.storeMicrosecondsPerEvent, places: 2)
-            report.add("baseline_postgres_4_collectors_lock_waits_sampled", Double(oldWaits), places: 0)
+            report.add("baseline_postgres_4_collectors_lock_waits_sampled", Double(old.waits), places: 0)
             report.lines.append(padded("baseline (\(baseline.lastPathComponent)):") + "1 collector \(Int(old1.eventsPerSecond)) events/s, "
                 + String(format: "%.1f µs of store CPU per event", old1.storeMicrosecondsPerEvent)
-                + " · 4 collectors \(Int(old4.eventsPerSecond)) events/s, \(oldWaits) lock waits in \(oldSamples) samples")
-            let oldWaited = Set((results[.baseline4] ?? []).flatMap(\.waitingQueries)).sorted().joined(separator: " | ")
-            if !oldWaited.isEmpty { report.lines.append(padded("  baseline waited on:") + oldWaited) }
+                + " · 4 collectors \(Int(old4.eventsPerSecond)) events/s, \(old.waits) lock waits in \(old.samples) samples")
+            if !old.queries.isEmpty { report.lines.append(padded("  baseline waited on:") + old.queries.sorted().joined(separator: " | ")) }
         }
         report.lines.append(padded("  store CPU per event:") + String(format: "sqlite %.1f µs · postgres %.1f µs (collector and PostgreSQL processes; ×%.2f)",
             sqlite.storeMicrosecondsPerEvent, one.storeMicrosecondsPerEvent, one.storeMicrosecondsPerEvent / sqlite.storeMicrosecondsPerEvent))
@@ -124,12 +120,8 @@ enum PostgresPhase {
         let cpu: String
         /// CPU µs per event stored of the collectors' processes and PostgreSQL's.
         let storeMicrosecondsPerEvent: Double
-        /// Sessions seen waiting on a lock, over `lockSamples` looks at pg_stat_activity, and
-        /// what they were running (its first 80 characters).
-        var lockWaits = 0
-        var advisoryWaits = 0
-        var lockSamples = 0
-        var waitingQueries: [String] = []
+        /// What the look at pg_stat_activity saw meanwhile (nothing for SQLite).
+        var locks = LockWatch.Seen()
     }
 
     /// Starts `collectors` child processes with the `store` arguments, has 4 clients send every
@@ -171,12 +163,7 @@ enum PostgresPhase {
         let storeSeconds = (after.collectors - before.collectors) + (after.postgres - before.postgres)
         var result = Ingest(eventsPerSecond: Double(stored) / elapsed, cpu: after.since(before),
                             storeMicrosecondsPerEvent: storeSeconds * 1e6 / Double(stored))
-        if let watch {
-            result.lockWaits = watch.waits
-            result.advisoryWaits = watch.advisory
-            result.lockSamples = watch.samples
-            result.waitingQueries = watch.queries
-        }
+        if let watch { result.locks = watch }
         return result
     }
 
@@ -405,7 +392,14 @@ enum LockWatch {
         var waits = 0
         var advisory = 0
         var samples = 0
+        /// What the waiting sessions ran (wait event: the query's first 80 characters), once each.
         var queries: [String] = []
+
+        /// The two looks' counts together.
+        func adding(_ other: Seen) -> Seen {
+            Seen(waits: waits + other.waits, advisory: advisory + other.advisory, samples: samples + other.samples,
+                 queries: queries + other.queries.filter { !queries.contains($0) })
+        }
     }
 
     static func watch(_ url: String) async throws -> Seen {

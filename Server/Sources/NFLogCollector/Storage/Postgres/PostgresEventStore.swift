@@ -81,7 +81,7 @@ public final class PostgresEventStore: EventStore, Sendable {
                 try? await Task.sleep(for: Self.foldInterval)
                 if Task.isCancelled { break }
                 do {
-                    _ = try await client.withConnection { try await PostgresCounts.fold($0, logger: logger) }
+                    _ = try await Self.fold(client, logger)
                 } catch {
                     // The deltas stay and are read as they are; the next fold takes them.
                     logger.warning("folding the counts failed; retried in \(Self.foldInterval)", metadata: ["error": "\(error)"])
@@ -99,8 +99,11 @@ public final class PostgresEventStore: EventStore, Sendable {
     @discardableResult
     func foldCounts() async throws -> Bool {
         try checkOpen()
-        let logger = self.logger
-        return try await client.withConnection { try await PostgresCounts.fold($0, logger: logger) }
+        return try await Self.fold(client, logger)
+    }
+
+    private static func fold(_ client: PostgresClient, _ logger: Logger) async throws -> Bool {
+        try await client.withConnection { try await PostgresCounts.fold($0, logger: logger) }
     }
 
     private func checkOpen() throws {
@@ -213,9 +216,10 @@ public final class PostgresEventStore: EventStore, Sendable {
         }
     }
 
-    /// The batch's transaction. Locks are taken in one order by every collector (sessions by uuid, event ids by uuid, aggregates by uuid, the batch), so two batches never
-    /// wait on each other in a cycle; two batches of different devices share none of those rows.
-    /// The counts are rows of changes (``PostgresCounts``), which lock nothing another batch needs.
+    /// The batch's transaction. Locks are taken in one order by every collector (sessions by
+    /// uuid, event ids by uuid, aggregates by uuid, the batch), so two batches never wait on each
+    /// other in a cycle; two batches of different devices share none of those rows. The counts
+    /// are rows of changes (``PostgresCounts``), which lock nothing another batch needs.
     private static func store(_ batch: Batch, columns: EventColumns, app: String, context: Int64, receivedAt: Int64,
                               _ c: PostgresConnection, _ logger: Logger) async throws -> StoreResult {
 
@@ -278,7 +282,7 @@ public final class PostgresEventStore: EventStore, Sendable {
                 let (total, totalOverflow) = pruned.addingReportingOverflow(count)
                 pruned = totalOverflow ? .max : total
             }
-            let names = prunes.keys.sorted()
+            let names = Array(prunes.keys)  // inserted, not updated: no lock order to keep
             if !names.isEmpty {
                 try await c.query("""
                     INSERT INTO device_prune_deltas (app, name, count)
@@ -297,7 +301,7 @@ public final class PostgresEventStore: EventStore, Sendable {
             }
         }
 
-        let names = perName.keys.sorted()
+        let names = Array(perName.keys)
         if !names.isEmpty {
             try await c.query("""
                 INSERT INTO name_count_deltas (app, name, count)
