@@ -273,7 +273,11 @@ enum Phases {
 
     /// A gzip batch of `events` typical events as the SDK sends them: UUIDv7 event ids (time
     /// first, so the collector's de-duplication index grows at its end), one session.
-    static func makeBatch(events: Int, batchNumber: Int) throws -> Data {
+    /// A gzip batch of `events`: all the same point (`ui.tap`), or with `mixed`, what an app's
+    /// batch holds more like: 8 names, 60% points, 25% network spans (3% abandoned), 15% use cases
+    /// (10% given up), durations from 1 ms to about a minute, log-uniform, so that the hourly
+    /// rollups see several names and spread duration buckets.
+    static func makeBatch(events: Int, batchNumber: Int, mixed: Bool = false) throws -> Data {
         var random = SystemRandomNumberGenerator()
         func uuid(milliseconds: Int64) -> String {
             let ms = UInt64(milliseconds) & 0xFFFF_FFFF_FFFF
@@ -289,7 +293,18 @@ enum Phases {
         for index in 0..<events {
             if index > 0 { body += "," }
             let timestamp = start + Int64(index)
-            body += #"{"uuid":"\#(uuid(milliseconds: timestamp))","session":"\#(session)","name":"ui.tap","kind":"point","type":"event","timestamp":\#(timestamp),"parameters":{"screen":"home","button":"buy","index":\#(index)}}"#
+            let roll = Int.random(in: 0..<100, using: &random)
+            if !mixed || roll < 60 {
+                let name = mixed ? ["ui.tap", "screen.view", "cart.add", "search"][index % 4] : "ui.tap"
+                body += #"{"uuid":"\#(uuid(milliseconds: timestamp))","session":"\#(session)","name":"\#(name)","kind":"point","type":"event","timestamp":\#(timestamp),"parameters":{"screen":"home","button":"buy","index":\#(index)}}"#
+            } else {
+                let network = roll < 85
+                let name = network ? ["api.cart", "api.search", "api.user"][index % 3] : ["flow.checkout", "form.signup"][index % 2]
+                let duration = (exp(Double.random(in: 0...11, using: &random)) * 1_000).rounded() / 1_000
+                let abandoned = Int.random(in: 0..<100, using: &random) < (network ? 3 : 0)
+                let end = !network && Int.random(in: 0..<10, using: &random) == 0 ? #","end_parameters":{"completed":false}"# : ""
+                body += #"{"uuid":"\#(uuid(milliseconds: timestamp))","session":"\#(session)","name":"\#(name)","kind":"span","type":"\#(network ? "network" : "usecase")","timestamp":\#(timestamp),"start":\#(timestamp),"end":\#(timestamp + Int64(duration)),"duration_ms":\#(duration)\#(abandoned ? #","abandoned":true"# : "")\#(end),"parameters":{"index":\#(index)}}"#
+            }
         }
         body += "]}"
         return Data(try Gzip.compress(Array(body.utf8), level: 6))

@@ -33,24 +33,25 @@ enum PostgresPhase {
             return
         }
         defer { cluster.stop() }
-        let batches = try (0..<(events / 1_000)).map { try Phases.makeBatch(events: 1_000, batchNumber: $0) }
-        enum Setup: CaseIterable { case sqlite, postgres1, postgres2, postgres4, baseline1, baseline4 }
+        let batches = try (0..<(events / 1_000)).map { try Phases.makeBatch(events: 1_000, batchNumber: $0, mixed: true) }
+        enum Setup: CaseIterable { case sqlite, postgres1, postgres2, postgres4, baselineSQLite, baseline1, baseline4 }
         // Another build of nflog-collector (an earlier release, say) measured in the same rounds,
         // 1 and 4 collectors over PostgreSQL: a change to the store compared side by side.
         let baseline = ProcessInfo.processInfo.environment["NFLOG_BENCH_BASELINE_COLLECTOR"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-        let setups = Setup.allCases.filter { baseline != nil || ($0 != .baseline1 && $0 != .baseline4) }
+        let setups = Setup.allCases.filter { baseline != nil || ![.baselineSQLite, .baseline1, .baseline4].contains($0) }
         var results: [Setup: [Ingest]] = [:]
         for round in 0..<rounds {
             // Taking turns, so that neither always goes first.
             for setup in round % 2 == 0 ? setups : setups.reversed() {
                 sync()
                 switch setup {
-                case .sqlite:
+                case .sqlite, .baselineSQLite:
                     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-bench-pg-\(UUID().uuidString)")
                     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
                     defer { try? FileManager.default.removeItem(at: directory) }
                     results[setup, default: []].append(try await ingest(batches, collectors: 1,
-                        store: ["--db", directory.appendingPathComponent("collector.sqlite").path]))
+                        store: ["--db", directory.appendingPathComponent("collector.sqlite").path],
+                        executable: setup == .baselineSQLite ? baseline : nil))
                 case .postgres1, .postgres2, .postgres4, .baseline1, .baseline4:
                     let url = try await cluster.freshDatabase()
                     let result: Ingest
@@ -96,7 +97,14 @@ enum PostgresPhase {
         report.lines.append(padded("  lock waits, 4 collectors:") + "\(seen.waits) sessions seen waiting on a lock (and \(seen.advisory) on an advisory lock) in \(seen.samples) samples of pg_stat_activity"
             + (seen.queries.isEmpty ? "" : ": \(seen.queries.sorted().joined(separator: " | "))"))
         if let baseline, results[.baseline1] != nil {
-            let old1 = median(.baseline1), old4 = median(.baseline4)
+            let old1 = median(.baseline1), old4 = median(.baseline4), oldSQLite = median(.baselineSQLite)
+            report.add("baseline_sqlite_store_cpu_us_per_event", oldSQLite.storeMicrosecondsPerEvent, places: 2)
+            report.add("sqlite_cpu_per_event_to_baseline_ratio", sqlite.storeMicrosecondsPerEvent / oldSQLite.storeMicrosecondsPerEvent, places: 3)
+            report.add("postgres_1_cpu_per_event_to_baseline_ratio", one.storeMicrosecondsPerEvent / old1.storeMicrosecondsPerEvent, places: 3)
+            report.lines.append(padded("baseline sqlite:") + "\(Int(oldSQLite.eventsPerSecond)) events/s, "
+                + String(format: "%.1f µs of store CPU per event (this build ÷ baseline: sqlite ×%.3f, postgres ×%.3f)",
+                          oldSQLite.storeMicrosecondsPerEvent, sqlite.storeMicrosecondsPerEvent / oldSQLite.storeMicrosecondsPerEvent,
+                          one.storeMicrosecondsPerEvent / old1.storeMicrosecondsPerEvent))
             let old = locks(.baseline4)
             report.add("baseline_postgres_1_collector_events_per_s", old1.eventsPerSecond)
             report.add("baseline_postgres_4_collectors_events_per_s", old4.eventsPerSecond)

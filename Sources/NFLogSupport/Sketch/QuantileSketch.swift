@@ -112,11 +112,13 @@ import Foundation
         return nil
     }
 
-    static func index(_ magnitude: Double) -> Int {
+    /// The bucket of a magnitude ≥ ``minIndexable``: `ceil(log_γ magnitude)`.
+    @_spi(NFLogShared) public static func index(_ magnitude: Double) -> Int {
         Int((log(magnitude) / logGamma).rounded(.up))
     }
 
-    static func value(_ index: Int) -> Double {
+    /// A bucket's representative value, within ``relativeAccuracy`` of every value in it.
+    @_spi(NFLogShared) public static func value(_ index: Int) -> Double {
         2 * pow(gamma, Double(index)) / (gamma + 1)
     }
 

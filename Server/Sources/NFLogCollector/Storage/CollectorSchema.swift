@@ -211,5 +211,40 @@ enum CollectorSchema {
             );
             INSERT INTO context_counts (context_id, events) SELECT context_id, count(*) FROM events GROUP BY context_id;
             """),
+        // Hourly rollups (HourlyRollup): what the report's sections are computed from, in rows that
+        // grow with hours × app versions × names (and duration buckets), not with events. Each
+        // batch's transaction adds its rows. The events stored before this migration are added by
+        // the backfill (SQLiteRollupBackfill), a bounded transaction at a time beside uploads:
+        // `rollup_backfill` holds its cursor, the next event row id to add, and the last one to
+        // add (the largest at this migration); both bounds and `received_ms` at most the
+        // migration's time select those events only (a row id freed by retention could be given
+        // to a new event, which its batch rolled up already).
+        SQLiteMigration(version: 11, name: "hourly rollups and their backfill", sql: """
+            CREATE TABLE event_hours (
+                app TEXT NOT NULL, hour INTEGER NOT NULL, app_version TEXT NOT NULL, sdk_name TEXT NOT NULL, sdk_version TEXT NOT NULL,
+                name TEXT NOT NULL, kind TEXT NOT NULL, type TEXT NOT NULL, source TEXT NOT NULL,
+                events INTEGER NOT NULL, abandoned INTEGER NOT NULL, given_up INTEGER NOT NULL,
+                measured INTEGER NOT NULL, duration_us INTEGER NOT NULL,
+                PRIMARY KEY (app, hour, app_version, sdk_name, sdk_version, name, kind, type, source)
+            ) WITHOUT ROWID;
+            CREATE TABLE duration_hours (
+                app TEXT NOT NULL, hour INTEGER NOT NULL, app_version TEXT NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL,
+                bucket INTEGER NOT NULL, count INTEGER NOT NULL,
+                PRIMARY KEY (app, hour, app_version, name, type, bucket)
+            ) WITHOUT ROWID;
+            CREATE TABLE origin_hours (
+                app TEXT NOT NULL, hour INTEGER NOT NULL, app_version TEXT NOT NULL, origin TEXT NOT NULL, events INTEGER NOT NULL,
+                PRIMARY KEY (app, hour, app_version, origin)
+            ) WITHOUT ROWID;
+            CREATE TABLE rollup_backfill (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                next_event INTEGER NOT NULL,
+                last_event INTEGER NOT NULL,
+                received_before_ms INTEGER NOT NULL
+            );
+            INSERT INTO rollup_backfill (id, next_event, last_event, received_before_ms)
+                SELECT 1, coalesce(min(id), 1), coalesce(max(id), 0), CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) + 1
+                FROM events;
+            """),
     ]
 }

@@ -1,5 +1,6 @@
 import Dispatch
 public import Foundation
+public import Logging
 import Synchronization
 @_spi(NFLogShared) import NFLogSupport
 
@@ -23,6 +24,10 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     /// stats' span) looks here first.
     private let readsInProgress = Mutex(0)
     private let checkpointer: WALCheckpointer
+    /// Adds the events stored before the rollups to them (``SQLiteRollupBackfill``), when there
+    /// are any; set once at the end of `init`, cancelled by ``close()``.
+    private let backfill = Mutex<Task<Void, Never>?>(nil)
+    private let logger: Logger
     public let path: String
 
     /// How long one read (a report, a lookup, the app list, a page of an export) may run before
@@ -39,8 +44,11 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     ///     and throws ``ReadTimeLimitExceeded``, so a report over a huge store cannot hold the
     ///     reader indefinitely. It counts from when the read starts, not while it waits behind
     ///     another. ``exportEvents(app:line:)`` (the operator's local export) has no limit.
-    public init(path: String, durableCommits: Bool = true, readTimeLimit: Duration = .seconds(30)) throws {
+    ///   - logger: where the rollups' backfill says how far it got (a store from before them).
+    public init(path: String, durableCommits: Bool = true, readTimeLimit: Duration = .seconds(30),
+                logger: Logger = Logger(label: "nflog-collector.sqlite")) throws {
         self.readTimeLimit = readTimeLimit
+        self.logger = logger
         self.path = path
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
         // SQLite opens a file it may not write for reading, without an error: said now, not at
@@ -59,6 +67,40 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         try reader.execute("PRAGMA query_only = 1")
         self.reader = reader
         self.checkpointer = try WALCheckpointer(path: path, writer: connection, writerQueue: queue)
+        if try SQLiteRollupBackfill.isPending(connection) {
+            backfill.withLock { $0 = Task { await self.runBackfill() } }
+        }
+    }
+
+    /// Steps the backfill until it is done or the store closes; a failed step is retried a second
+    /// later (the cursor did not move). Progress goes to the log every 100,000 events or so.
+    private func runBackfill() async {
+        logger.info("adding the events stored before the hourly rollups to them, beside uploads")
+        var added = 0
+        var logged = 0
+        while !Task.isCancelled {
+            do {
+                guard let progress = try await onQueue({ c, s in try SQLiteRollupBackfill.step(c, s.rollups) }) else {
+                    logger.info("the hourly rollups hold every stored event", metadata: ["added": "\(added)"])
+                    return
+                }
+                added += progress.added
+                if added - logged >= 100_000 {
+                    logged = added
+                    logger.info("adding stored events to the hourly rollups",
+                                metadata: ["added": "\(added)", "row_ids_left": "\(progress.remaining)"])
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("adding stored events to the hourly rollups failed; retried in 1 s", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// Returns once the backfill is done (at once when there was none), or the store closed.
+    func rollupsBackfilled() async {
+        await backfill.withLock { $0 }?.value
     }
 
     /// Opens the collector database at `path` to read it only, as `nflog-collector report` and
@@ -68,6 +110,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     ///   collector database, or its schema is another release's (older: `serve` migrates it).
     public init(readingOnly path: String, readTimeLimit: Duration = .seconds(30)) throws {
         self.readTimeLimit = readTimeLimit
+        self.logger = Logger(label: "nflog-collector.sqlite")
         self.path = path
         let connection = try CollectorSchema.openForReading(path)
         try connection.execute("PRAGMA query_only = 1")
@@ -92,6 +135,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         let totals, names, prunes: SQLiteStatement
         let upsertPrune, insertReset, addDiagnostics: SQLiteStatement
         let insertAggregate, addAggregates, aggregateTotals: SQLiteStatement
+        let rollups: SQLiteRollupStatements
 
         init(_ c: SQLiteConnection) throws(SQLiteError) {
             insertContext = try c.prepare("""
@@ -116,10 +160,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 INSERT INTO events (app, uuid, batch_id, session, context_id, name, kind, type, timestamp_ms,
                                     end_ms, duration_ms, parameters, end_parameters, received_ms, abandoned, given_up,
                                     transaction_id, parent_span, span_id, source, origin)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-                        CASE WHEN ?7 = 'span' AND ?8 = 'usecase'
-                             THEN ?15 = 1 OR coalesce(json_extract(?13, '$.completed'), 1) IN (0, 'false') END,
-                        ?16, ?17, ?18, ?19, ?20)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?21, ?16, ?17, ?18, ?19, ?20)
                 ON CONFLICT (app, uuid) DO NOTHING
                 """)
             isNewBatch = try c.prepare("SELECT count(*) FROM batches WHERE app = ? AND uuid = ?")
@@ -171,6 +212,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
             aggregateTotals = try c.prepare("""
                 SELECT aggregates, aggregate_duplicates, aggregated_events, events_expired, aggregates_expired FROM totals WHERE app = ?
                 """)
+            rollups = try SQLiteRollupStatements(c)
         }
     }
 
@@ -246,6 +288,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 var accepted = 0
                 var abandoned = 0
                 var perName: [String: Int] = [:]
+                var rollup = HourlyRollup()
                 let insert = s.insertEvent
                 for event in batch.events {
                     try insert.bind(app, at: 1)
@@ -265,8 +308,12 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                     try insert.bind(Int64(event.abandoned ? 1 : 0), at: 15)
                     try Self.bindTransaction(event, insert)
                     try Self.bindSource(event, insert)
+                    let givenUp = event.givenUp
+                    if let givenUp { try insert.bind(Int64(givenUp ? 1 : 0), at: 21) } else { try insert.bindNull(at: 21) }
                     try insert.run()
                     if insert.changes > 0 {
+                        rollup.add(RollupEvent(event, givenUp: givenUp), appVersion: batch.context.appVersion, sdkName: batch.sdkName,
+                                   sdkVersion: batch.sdkVersion)
                         accepted += 1
                         if event.abandoned { abandoned += 1 }
                         perName[event.name, default: 0] += 1
@@ -296,6 +343,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                     try s.upsertContextCount.bind(Int64(accepted), at: 2)
                     try s.upsertContextCount.run()
                 }
+                try s.rollups.add(rollup, app: app)
                 for (name, count) in perName {
                     try s.upsertName.bind(app, at: 1)
                     try s.upsertName.bind(name, at: 2)
@@ -670,6 +718,11 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     }
 
     public func close() async {
+        // First: a step queued after the connections went would only fail.
+        if let task = backfill.withLock({ $0 }) {
+            task.cancel()
+            await task.value
+        }
         await withCheckedContinuation { continuation in
             queue.async {
                 self.statements = nil

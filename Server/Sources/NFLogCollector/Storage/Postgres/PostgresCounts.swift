@@ -105,7 +105,7 @@ enum PostgresCounts {
                 mine = taken
             }
             guard mine else { return false }
-            for statement in foldStatements {
+            for statement in foldStatements + PostgresRollups.foldStatements {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
             return true

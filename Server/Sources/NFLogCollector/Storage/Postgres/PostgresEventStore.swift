@@ -30,6 +30,9 @@ public final class PostgresEventStore: EventStore, Sendable {
     /// Folds the count changes into their totals every ``foldInterval`` (``PostgresCounts``);
     /// nil for a store that only reads. ``close()`` cancels it.
     private let folder: Task<Void, Never>?
+    /// Adds the events stored before the rollups to them (``PostgresRollupBackfill``) until none
+    /// is left; nil for a store that only reads. ``close()`` cancels it.
+    private let backfiller: Task<Void, Never>?
     private let logger: Logger
     /// Days whose partition this process created or saw created: the common case (today's) costs
     /// no round trip. A partition another collector drops is forgotten on the insert's failure.
@@ -76,6 +79,7 @@ public final class PostgresEventStore: EventStore, Sendable {
             await runner.value
             throw error
         }
+        backfiller = readingOnly ? nil : Task { await Self.backfill(client, logger) }
         folder = readingOnly ? nil : Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: Self.foldInterval)
@@ -88,6 +92,47 @@ public final class PostgresEventStore: EventStore, Sendable {
                 }
             }
         }
+    }
+
+    /// Steps the backfill until it is done (at once when there is none) or the store closes.
+    /// While another collector holds it, or after a failed step, it tries again a second later.
+    private static func backfill(_ client: PostgresClient, _ logger: Logger) async {
+        var added = 0
+        var logged = 0
+        var announced = false
+        while !Task.isCancelled {
+            do {
+                let step = try await client.withConnection { try await PostgresRollupBackfill.step($0, logger: logger) }
+                switch step {
+                case .done:
+                    if announced { logger.info("the hourly rollups hold every stored event", metadata: ["added": "\(added)"]) }
+                    return
+                case .busy:
+                    try? await Task.sleep(for: .seconds(1))
+                case .added(let count, let remaining):
+                    if !announced {
+                        announced = true
+                        logger.info("adding the events stored before the hourly rollups to them, beside uploads")
+                    }
+                    added += count
+                    if added - logged >= 100_000 {
+                        logged = added
+                        logger.info("adding stored events to the hourly rollups",
+                                    metadata: ["added": "\(added)", "row_ids_left_for_this_app": "\(remaining)"])
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("adding stored events to the hourly rollups failed; retried in 1 s", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// Returns once this store's backfill is done (another collector may still be at it: the
+    /// rollups are complete when ``PostgresRollupBackfill/step(_:limit:logger:)`` says `.done`).
+    func rollupsBackfilled() async {
+        await backfiller?.value
     }
 
     /// How often each collector tries to fold the count changes into their totals (one at a time
@@ -112,7 +157,7 @@ public final class PostgresEventStore: EventStore, Sendable {
 
     /// Runs a read in a transaction whose statements PostgreSQL stops past ``readTimeLimit``;
     /// one stopped throws ``ReadTimeLimitExceeded``, as SQLite's reads do.
-    private func read<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+    func read<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         try checkOpen()
         let logger = self.logger
         let timeout = Self.statementTimeout(readTimeLimit)
@@ -240,14 +285,23 @@ public final class PostgresEventStore: EventStore, Sendable {
         var accepted = 0
         var abandoned = 0
         var perName: [String: Int] = [:]
+        var rollup = HourlyRollup()
         if !batch.events.isEmpty {
             let rows = try await c.query(insertEvents(columns, app: app, batch: batch.id, context: context, receivedAt: receivedAt),
                                          logger: logger)
-            for try await (name, wasAbandoned) in rows.decode((String, Bool).self) {
+            // Each uuid's first occurrence: the one stored (`input` keeps it).
+            var first: [UUID: Int] = [:]
+            for (index, event) in batch.events.enumerated() where first[event.id] == nil { first[event.id] = index }
+            for try await id in rows.decode(UUID.self) {
+                guard let index = first[id] else { continue }
+                let event = batch.events[index]
                 accepted += 1
-                if wasAbandoned { abandoned += 1 }
-                perName[name, default: 0] += 1
+                if event.abandoned { abandoned += 1 }
+                perName[event.name, default: 0] += 1
+                rollup.add(RollupEvent(event, givenUp: columns.givenUps[index]), appVersion: batch.context.appVersion,
+                           sdkName: batch.sdkName, sdkVersion: batch.sdkVersion)
             }
+            if !rollup.isEmpty { try await c.query(PostgresRollups.insert(rollup, app: app), logger: logger) }
         }
         let duplicates = batch.events.count - accepted
         let aggregates = try await insertAggregates(batch, app: app, context: context, receivedAt: receivedAt, c, logger)
@@ -351,7 +405,7 @@ public final class PostgresEventStore: EventStore, Sendable {
         var timestamps: [Int64] = [], ends: [Int64?] = [], durations: [Double?] = []
         var parameters: [String?] = [], endParameters: [String?] = [], abandoned: [Bool] = []
         var transactions: [UUID?] = [], parentSpans: [Int64?] = [], spanIDs: [Int64?] = []
-        var sources: [String?] = [], origins: [String?] = []
+        var sources: [String?] = [], origins: [String?] = [], givenUps: [Bool?] = []
 
         init(_ events: [Batch.Event]) {
             for event in events {
@@ -365,17 +419,17 @@ public final class PostgresEventStore: EventStore, Sendable {
                 // NULL for native events, as SQLite stores it.
                 sources.append(event.source == .web ? event.source.rawValue : nil)
                 origins.append(event.origin)
+                givenUps.append(event.givenUp)
             }
         }
     }
 
-    /// Inserts the new events; returns a row (name, abandoned) per event stored now.
+    /// Inserts the new events; returns the uuid of each event stored now.
     ///
     /// `input` keeps each uuid's first occurrence in the batch (a uuid twice in one batch: the
     /// second is a duplicate, as on SQLite). `fresh` claims the uuids in `event_ids`, in uuid
     /// order (the lock order); only the claimed ones are inserted, in batch order, so row ids
-    /// follow the batch as on SQLite. `given_up` as SQLite computes it: a use case abandoned,
-    /// or ended with `completed` false or 0.
+    /// follow the batch as on SQLite. `given_up` is ``Batch/Event/givenUp``, as on SQLite.
     private static func insertEvents(_ e: EventColumns, app: String, batch: UUID, context: Int64, receivedAt: Int64) -> PostgresQuery {
         """
         WITH input AS (
@@ -386,9 +440,9 @@ public final class PostgresEventStore: EventStore, Sendable {
                         \(PostgresNullableArray(e.endParameters))::text[], \(e.abandoned)::bool[],
                         \(PostgresNullableArray(e.transactions))::uuid[], \(PostgresNullableArray(e.parentSpans))::int8[],
                         \(PostgresNullableArray(e.spanIDs))::int8[], \(PostgresNullableArray(e.sources))::text[],
-                        \(PostgresNullableArray(e.origins))::text[])
+                        \(PostgresNullableArray(e.origins))::text[], \(PostgresNullableArray(e.givenUps))::bool[])
                 WITH ORDINALITY AS t (uuid, session, name, kind, type, timestamp_ms, end_ms, duration_ms, parameters,
-                                      end_parameters, abandoned, transaction_id, parent_span, span_id, source, origin, n)
+                                      end_parameters, abandoned, transaction_id, parent_span, span_id, source, origin, given_up, n)
             ORDER BY t.uuid, t.n
         ), fresh AS (
             INSERT INTO event_ids (app, uuid) SELECT \(app), uuid FROM input ORDER BY uuid
@@ -398,13 +452,10 @@ public final class PostgresEventStore: EventStore, Sendable {
                             parameters, end_parameters, received_ms, abandoned, given_up, transaction_id, parent_span, span_id,
                             source, origin)
         SELECT \(app), i.uuid, \(batch), i.session, \(context), i.name, i.kind, i.type, i.timestamp_ms, i.end_ms, i.duration_ms,
-               i.parameters, i.end_parameters, \(receivedAt), i.abandoned,
-               CASE WHEN i.kind = 'span' AND i.type = 'usecase'
-                    THEN i.abandoned OR coalesce(i.end_parameters::jsonb ->> 'completed', 'true') IN ('false', '0') END,
-               i.transaction_id, i.parent_span, i.span_id, i.source, i.origin
+               i.parameters, i.end_parameters, \(receivedAt), i.abandoned, i.given_up, i.transaction_id, i.parent_span, i.span_id, i.source, i.origin
         FROM input i JOIN fresh f USING (uuid)
         ORDER BY i.n
-        RETURNING name, abandoned
+        RETURNING uuid
         """
     }
 
@@ -724,6 +775,8 @@ public final class PostgresEventStore: EventStore, Sendable {
         // lease forever, and close() with it.
         folder?.cancel()
         await folder?.value
+        backfiller?.cancel()
+        await backfiller?.value
         runner.cancel()
         await runner.value
     }

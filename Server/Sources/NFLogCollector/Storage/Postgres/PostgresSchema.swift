@@ -21,6 +21,7 @@ enum PostgresSchema {
     static let migrationLock: Int64 = 0x4E46_4C6F_6700_0001  // "NFLog", 1
     static let partitionLock: Int64 = 0x4E46_4C6F_6700_0002
     static let foldLock: Int64 = 0x4E46_4C6F_6700_0003
+    static let backfillLock: Int64 = 0x4E46_4C6F_6700_0004
 
     static let migrations: [PostgresMigration] = [
         // The same tables as SQLite's (CollectorSchema), with two differences the shared database
@@ -180,6 +181,8 @@ enum PostgresSchema {
         // in any snapshot, since a fold deletes deltas and adds them to the base in one commit.
         PostgresMigration(version: 6, name: "counts as deltas folded later: no row every batch updates", statements:
             PostgresCounts.migrationStatements),
+        PostgresMigration(version: 7, name: "hourly rollups, as deltas folded later, and their backfill", statements:
+            PostgresRollups.migrationStatements),
     ]
 
     /// Refuses, changing nothing, a database that lacks this release's migrations or has newer

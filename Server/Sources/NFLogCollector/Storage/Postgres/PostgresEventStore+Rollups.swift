@@ -1,0 +1,35 @@
+import PostgresNIO
+
+extension PostgresEventStore {
+    /// Every rollup row of the app, keyed rows and deltas summed, in one snapshot.
+    func hourlyRollup(app: String) async throws -> HourlyRollup {
+        let logger = Logger(label: "nflog-collector.postgres.rollups")
+        return try await read { c in
+            try await c.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
+            var rollup = HourlyRollup()
+            for try await (hour, appVersion, sdkName, sdkVersion, name, kind, type, source, events, abandoned, givenUp, measured, micros)
+                in try await c.query("""
+                    SELECT hour, app_version, sdk_name, sdk_version, name, kind, type, source, events, abandoned, given_up, measured, duration_us
+                    FROM event_hours_now WHERE app = \(app)
+                    """, logger: logger).decode((Int64, String, String, String, String, String, String, String, Int64, Int64, Int64,
+                                                 Int64, Int64).self) {
+                rollup.add(HourlyRollup.EventKey(hour: hour, appVersion: appVersion, sdkName: sdkName, sdkVersion: sdkVersion, name: name, kind: kind,
+                                                 type: type, source: source),
+                           HourlyRollup.EventCounts(events: events, abandoned: abandoned, givenUp: givenUp, measured: measured,
+                                                    durationMicros: micros))
+            }
+            for try await (hour, appVersion, name, type, bucket, count) in try await c.query("""
+                SELECT hour, app_version, name, type, bucket, count FROM duration_hours_now WHERE app = \(app)
+                """, logger: logger).decode((Int64, String, String, String, Int64, Int64).self) {
+                rollup.add(HourlyRollup.DurationKey(hour: hour, appVersion: appVersion, name: name, type: type, bucket: bucket),
+                           count: count)
+            }
+            for try await (hour, appVersion, origin, events) in try await c.query("""
+                SELECT hour, app_version, origin, events FROM origin_hours_now WHERE app = \(app)
+                """, logger: logger).decode((Int64, String, String, Int64).self) {
+                rollup.add(HourlyRollup.OriginKey(hour: hour, appVersion: appVersion, origin: origin), events: events)
+            }
+            return rollup
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Logging
+import PostgresNIO
+
+/// The hourly rollups (``HourlyRollup``) on PostgreSQL, written as SQLite's are but without a row
+/// that two batches update: each batch inserts its rows into the keyless `*_deltas` tables, one
+/// statement for all three, and ``PostgresCounts/fold(_:logger:)`` moves them into the keyed
+/// tables with the other counts; reads go through the `*_now` views, keyed rows plus deltas.
+enum PostgresRollups {
+    static let eventKey = ["app", "hour", "app_version", "sdk_name", "sdk_version", "name", "kind", "type", "source"]
+    static let eventValues = ["events", "abandoned", "given_up", "measured", "duration_us"]
+    static let durationKey = ["app", "hour", "app_version", "name", "type", "bucket"]
+    static let originKey = ["app", "hour", "app_version", "origin"]
+
+    /// (table, key columns, value columns) of each rollup.
+    static let tables: [(name: String, key: [String], values: [String])] = [
+        ("event_hours", eventKey, eventValues),
+        ("duration_hours", durationKey, ["count"]),
+        ("origin_hours", originKey, ["events"]),
+    ]
+
+    private static func columnType(_ column: String) -> String {
+        ["hour", "bucket"].contains(column) || eventValues.contains(column) || ["count", "events"].contains(column) ? "bigint" : "text"
+    }
+
+    /// A sum that saturates at Int64.max (the duration sums are the client's).
+    private static func sum(_ column: String) -> String {
+        column == "duration_us" ? "least(sum(\(column)), \(PostgresCounts.maximum))::bigint" : "sum(\(column))::bigint"
+    }
+
+    static let migrationStatements: [String] = tables.flatMap { table -> [String] in
+        let columns = (table.key + table.values).map { "\($0) \(columnType($0)) NOT NULL" }.joined(separator: ", ")
+        let all = (table.key + table.values).joined(separator: ", ")
+        let key = table.key.joined(separator: ", ")
+        return [
+            "CREATE TABLE \(table.name) (\(columns), PRIMARY KEY (\(key)))",
+            "CREATE TABLE \(table.name.dropLast(1))_deltas (\(columns))",
+            // The app and hour filters of a read are pushed into both sides of the UNION ALL.
+            """
+            CREATE VIEW \(table.name)_now AS SELECT \(key), \(table.values.map { "\(sum($0)) AS \($0)" }.joined(separator: ", "))
+            FROM (SELECT \(all) FROM \(table.name) UNION ALL SELECT \(all) FROM \(table.name.dropLast(1))_deltas) AS r
+            GROUP BY \(key)
+            """,
+        ]
+    } + [
+        // The backfill's cursor per app (the events_app_id index walks one app's rows in id
+        // order): the next event id to add and the last one, the largest at this migration.
+        """
+        CREATE TABLE rollup_backfill (app text PRIMARY KEY, next_event bigint NOT NULL, last_event bigint NOT NULL,
+                                      received_before_ms bigint NOT NULL)
+        """,
+        """
+        INSERT INTO rollup_backfill (app, next_event, last_event, received_before_ms)
+        SELECT app, 0, last, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 1
+        FROM (SELECT t.app, (SELECT max(id) FROM events e WHERE e.app = t.app) AS last FROM totals t) AS a
+        WHERE last IS NOT NULL
+        """,
+    ]
+
+    /// Moves each rollup's deltas into its keyed table (inside ``PostgresCounts``'s fold).
+    static let foldStatements: [String] = tables.map { table in
+        let key = table.key.joined(separator: ", ")
+        let update = table.values.map { column in
+            column == "duration_us"
+                ? "\(column) = least(r.\(column)::numeric + excluded.\(column), \(PostgresCounts.maximum))::bigint"
+                : "\(column) = r.\(column) + excluded.\(column)"
+        }.joined(separator: ", ")
+        return """
+            WITH moved AS (DELETE FROM \(table.name.dropLast(1))_deltas RETURNING *)
+            INSERT INTO \(table.name) AS r (\(key), \(table.values.joined(separator: ", ")))
+            SELECT \(key), \(table.values.map(sum).joined(separator: ", ")) FROM moved GROUP BY \(key) ORDER BY \(key)
+            ON CONFLICT (\(key)) DO UPDATE SET \(update)
+            """
+    }
+
+    /// One statement inserting the rollup's rows as deltas (data-modifying CTEs): one round trip.
+    static func insert(_ rollup: HourlyRollup, app: String) -> PostgresQuery {
+        let events = Array(rollup.events)
+        let durations = Array(rollup.durations)
+        let origins = Array(rollup.origins)
+        return """
+            WITH durations AS (
+                INSERT INTO duration_hour_deltas (app, hour, app_version, name, type, bucket, count)
+                SELECT \(app), * FROM unnest(\(durations.map(\.key.hour))::int8[], \(durations.map(\.key.appVersion))::text[],
+                                             \(durations.map(\.key.name))::text[], \(durations.map(\.key.type))::text[],
+                                             \(durations.map(\.key.bucket))::int8[], \(durations.map(\.value))::int8[])
+            ), origins AS (
+                INSERT INTO origin_hour_deltas (app, hour, app_version, origin, events)
+                SELECT \(app), * FROM unnest(\(origins.map(\.key.hour))::int8[], \(origins.map(\.key.appVersion))::text[],
+                                             \(origins.map(\.key.origin))::text[], \(origins.map(\.value))::int8[])
+            )
+            INSERT INTO event_hour_deltas (app, hour, app_version, sdk_name, sdk_version, name, kind, type, source,
+                                           events, abandoned, given_up, measured, duration_us)
+            SELECT \(app), * FROM unnest(\(events.map(\.key.hour))::int8[], \(events.map(\.key.appVersion))::text[],
+                                         \(events.map(\.key.sdkName))::text[], \(events.map(\.key.sdkVersion))::text[],
+                                         \(events.map(\.key.name))::text[],
+                                         \(events.map(\.key.kind))::text[], \(events.map(\.key.type))::text[],
+                                         \(events.map(\.key.source))::text[], \(events.map(\.value.events))::int8[],
+                                         \(events.map(\.value.abandoned))::int8[], \(events.map(\.value.givenUp))::int8[],
+                                         \(events.map(\.value.measured))::int8[], \(events.map(\.value.durationMicros))::int8[])
+            """
+    }
+}

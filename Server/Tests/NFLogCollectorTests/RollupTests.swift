@@ -1,0 +1,270 @@
+import CollectorTestSupport
+import Foundation
+import Logging
+@testable import NFLogCollector
+@_spi(NFLogShared) import NFLogSupport
+import PostgresNIO
+import Synchronization
+import Testing
+
+/// Batches of every kind of event the rollups tell apart, from a seed: several hours, two app and
+/// SDK versions, points and spans, use cases ended every way `completed` can be written, network
+/// calls (some abandoned), web events with and without an origin, retried batches and a uuid twice
+/// in one batch.
+enum RollupFixtures {
+    static let t0: Int64 = 1_750_000_000_000
+    static let hour: Int64 = 3_600_000
+    static let names = ["ui.tap", "screen.view", "form.signup", "flow.checkout", "api.get", "api.post", "render"]
+    static let endings: [String?] = [nil, #"{"completed":true}"#, #"{"completed":false}"#, #"{"completed":0}"#,
+                                     #"{"completed":"false"}"#, #"{"completed":"0"}"#, #"{"completed":1}"#, #"{"completed":0.0}"#,
+                                     #"{"step":"c"}"#, #"{"completed":null}"#]
+
+    static func batches(seed: UInt64, count: Int) -> [Batch] {
+        var random = SeededRandom(seed: seed)
+        var batches: [Batch] = []
+        for index in 0..<count {
+            let session = UUID()
+            var events: [Batch.Event] = []
+            for _ in 0..<Int.random(in: 1...40, using: &random) {
+                let at = t0 + Int64.random(in: 0..<(5 * hour), using: &random)
+                let name = names.randomElement(using: &random) ?? "ui.tap"
+                let web = Int.random(in: 0..<5, using: &random) == 0
+                let origin = web && Bool.random(using: &random) ? ["https://shop.example", "https://help.example"].randomElement(using: &random) : nil
+                let source: Batch.Source = web ? .web : .native
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0:
+                    events.append(Batch.Event(id: UUID(), session: session, name: name, kind: .point, type: "event", timestamp: at,
+                                              end: nil, durationMilliseconds: nil, parameters: #"{"n":1}"#, endParameters: nil,
+                                              abandoned: false, transaction: nil, parentSpan: nil, source: source, origin: origin))
+                default:
+                    let type = ["usecase", "network", "render", "usecase", "network"].randomElement(using: &random) ?? "network"
+                    // Log-normal-ish: 0 ms to minutes, and a few exactly zero.
+                    let duration = Int.random(in: 0..<20, using: &random) == 0
+                        ? 0 : exp(Double.random(in: 0...12, using: &random)) * Double.random(in: 0.5...1, using: &random)
+                    events.append(Batch.Event(id: UUID(), session: session, name: name, kind: .span, type: type, timestamp: at,
+                                              end: at + Int64(duration), durationMilliseconds: duration, parameters: nil,
+                                              endParameters: endings.randomElement(using: &random) ?? nil,
+                                              abandoned: Int.random(in: 0..<6, using: &random) == 0,
+                                              transaction: nil, parentSpan: nil, source: source, origin: origin))
+                }
+            }
+            // A uuid twice in one batch: the second is a duplicate.
+            if index % 7 == 3, let first = events.first { events.append(first) }
+            let version = index % 3 == 0 ? "2.0" : "1.9"
+            batches.append(Batch(version: 1, id: UUID(), sentAt: t0, sdkName: "NFLogger", sdkVersion: index % 2 == 0 ? "0.9.0" : "1.0.0",
+                                 context: Batch.Context(appID: "a", appVersion: version, osName: "iOS", osVersion: "18", locale: "en",
+                                                        sessions: [Batch.Session(id: session, startedAt: t0, endedAt: nil)]),
+                                 events: events, aggregates: [], diagnostics: nil))
+        }
+        return batches
+    }
+
+    /// Stores the batches, each twice in three (the second a retry, all duplicates).
+    static func store(_ batches: [Batch], in store: any EventStore, app: String) async throws {
+        for (index, batch) in batches.enumerated() {
+            _ = try await store.store(batch, app: app, receivedAt: t0 + Int64(index))
+            if index % 3 == 1 { _ = try await store.store(batch, app: app, receivedAt: t0 + Int64(index) + 1) }
+        }
+    }
+
+    /// The rollup of the app's stored events, computed here from the store's export (the raw
+    /// events as a third party reads them), with this test's own reading of the rules: a use case
+    /// is given up when abandoned or ended with `completed` false, 0 or "false"; a duration is
+    /// measured for a completed use case or a network span not abandoned.
+    static func expected(_ store: any EventStore, app: String) async throws -> HourlyRollup {
+        let lines = Mutex<[[UInt8]]>([])
+        try await store.exportEvents(app: app) { line in lines.withLock { $0.append(line) } }
+        var rollup = HourlyRollup()
+        for line in lines.withLock({ $0 }) {
+            guard case .object(let event) = try JSONParser.parse(line), case .object(let context)? = event["context"] else {
+                throw CancellationError()
+            }
+            func text(_ object: JSONObject, _ key: String) -> String? {
+                if case .string(let value)? = object[key] { return value } else { return nil }
+            }
+            let kind = try #require(text(event, "kind")), type = try #require(text(event, "type")), name = try #require(text(event, "name"))
+            guard case .number(let time)? = event["timestamp"], let timestamp = time.integer else { throw CancellationError() }
+            let abandoned = event["abandoned"] == .bool(true)
+            let web = text(event, "source") == "web"
+            var givenUp: Int64 = 0
+            if kind == "span", type == "usecase" {
+                var no = false
+                if case .object(let end)? = event["end_parameters"] {
+                    switch end["completed"] {
+                    case .bool(false)?, .string("false")?: no = true
+                    case .number(let number)?: no = number.double == 0
+                    default: break
+                    }
+                }
+                givenUp = abandoned || no ? 1 : 0
+            }
+            var duration: Double?
+            if case .number(let number)? = event["duration_ms"] { duration = number.double }
+            let measured = kind == "span" && ((type == "usecase" && givenUp == 0) || (type == "network" && !abandoned))
+            let appVersion = try #require(text(context, "app_version"))
+            let hour = timestamp / Self.hour
+            rollup.add(HourlyRollup.EventKey(hour: hour, appVersion: appVersion, sdkName: try #require(text(context, "sdk_name")),
+                                             sdkVersion: try #require(text(context, "sdk_version")),
+                                             name: name, kind: kind, type: type, source: web ? "web" : "native"),
+                       HourlyRollup.EventCounts(events: 1, abandoned: abandoned ? 1 : 0, givenUp: givenUp, measured: measured ? 1 : 0,
+                                                durationMicros: measured ? Int64(((duration ?? 0) * 1_000).rounded()) : 0))
+            if measured, let duration {
+                rollup.add(HourlyRollup.DurationKey(hour: hour, appVersion: appVersion, name: name, type: type,
+                                                    bucket: DurationBucket.key(duration)), count: 1)
+            }
+            if web, let origin = text(event, "origin") {
+                rollup.add(HourlyRollup.OriginKey(hour: hour, appVersion: appVersion, origin: origin), events: 1)
+            }
+        }
+        return rollup
+    }
+
+    /// The keys whose values differ (at most five, for a readable failure): empty when equal.
+    static func differences<Key: Hashable, Value: Equatable>(_ stored: [Key: Value], _ expected: [Key: Value]) -> [String] {
+        Set(stored.keys).union(expected.keys).filter { stored[$0] != expected[$0] }.prefix(5).map { key in
+            "\(key): stored \(stored[key].map { "\($0)" } ?? "nothing"), expected \(expected[key].map { "\($0)" } ?? "nothing")"
+        }
+    }
+
+    /// Whether `stored` holds exactly `expected`'s rows; the first differences recorded if not.
+    static func expectEqual(_ stored: HourlyRollup, _ expected: HourlyRollup, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(differences(stored.events, expected.events) == [], sourceLocation: sourceLocation)
+        #expect(differences(stored.durations, expected.durations) == [], sourceLocation: sourceLocation)
+        #expect(differences(stored.origins, expected.origins) == [], sourceLocation: sourceLocation)
+    }
+
+    static func rollup(_ store: any EventStore, app: String) async throws -> HourlyRollup {
+        switch store {
+        case let sqlite as SQLiteEventStore: return try await sqlite.hourlyRollup(app: app)
+        case let postgres as PostgresEventStore: return try await postgres.hourlyRollup(app: app)
+        default: throw CancellationError()
+        }
+    }
+}
+
+@Suite("Hourly rollups: written with each batch, equal to the events they cover")
+struct RollupTests {
+    typealias F = RollupFixtures
+
+    @Test("Every rollup row (counts, given-up use cases, duration buckets and sums, origins) equals the stored events it covers; retries and duplicates add nothing",
+          arguments: StoreKind.all)
+    func rollupsEqualTheEvents(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await F.store(F.batches(seed: 11, count: 60), in: store, app: "shop")
+            try await F.store(F.batches(seed: 12, count: 5), in: store, app: "other")
+            let expected = try await F.expected(store, app: "shop")
+            #expect(expected.events.count > 100 && expected.durations.count > 100 && !expected.origins.isEmpty)
+            #expect(expected.events.values.contains { $0.givenUp > 0 } && expected.events.values.contains { $0.abandoned > 0 })
+            F.expectEqual(try await F.rollup(store, app: "shop"), expected)
+            F.expectEqual(try await F.rollup(store, app: "other"), try await F.expected(store, app: "other"))
+            if let postgres = store as? PostgresEventStore {
+                // Folded into the keyed rows: the same sums.
+                while try await !postgres.foldCounts() {}
+                F.expectEqual(try await F.rollup(store, app: "shop"), expected)
+            }
+        }
+    }
+
+    @Test("A store from before the rollups gets them at its first start: every event it kept is added once, beside uploads stored meanwhile",
+          arguments: StoreKind.all)
+    func upgradeBackfills(kind: StoreKind) async throws {
+        let before = F.batches(seed: 21, count: 40)
+        let after = F.batches(seed: 22, count: 10)
+        try await Self.withUpgradedStore(kind, storedBefore: before) { store in
+            // Uploads while the backfill runs: rolled up by their own batches, not again by it.
+            try await F.store(after, in: store, app: "shop")
+            switch store {
+            case let sqlite as SQLiteEventStore: await sqlite.rollupsBackfilled()
+            case let postgres as PostgresEventStore: await postgres.rollupsBackfilled()
+            default: break
+            }
+            F.expectEqual(try await F.rollup(store, app: "shop"), try await F.expected(store, app: "shop"))
+        }
+    }
+
+    @Test("The backfill resumes where it stopped: steps of a few events, the store closed and opened in between, add each event once")
+    func backfillResumes() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-rollup-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        try await Self.makeOldSQLiteStore(path, storing: F.batches(seed: 31, count: 20))
+        // Three steps of 7 events by hand, as a collector stopped after them would leave it.
+        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
+        try SQLiteMigrator.migrate(connection, CollectorSchema.migrations)
+        let statements = try SQLiteRollupStatements(connection)
+        for _ in 0..<3 {
+            let progress = try #require(try SQLiteRollupBackfill.step(connection, statements, limit: 7))
+            #expect(progress.added == 7)
+        }
+        let store = try SQLiteEventStore(path: path, durableCommits: false)
+        await store.rollupsBackfilled()
+        F.expectEqual(try await store.hourlyRollup(app: "shop"), try await F.expected(store, app: "shop"))
+        #expect(try SQLiteRollupBackfill.step(connection, statements) == nil)
+        await store.close()
+    }
+
+    @Test("Duration buckets keep the durations' order and each one within 1%")
+    func bucketsAreWithinOnePercent() {
+        var random = SeededRandom(seed: 5)
+        var last: (Double, Int64) = (0, DurationBucket.key(0))
+        #expect(DurationBucket.key(0) == 0 && DurationBucket.value(0) == 0)
+        for duration in ((0..<5_000).map { _ in exp(Double.random(in: -5...17, using: &random)) }).sorted() {
+            let key = DurationBucket.key(duration)
+            #expect(key >= last.1)
+            #expect(abs(DurationBucket.value(key) - duration) <= 0.01 * duration)
+            last = (duration, key)
+        }
+    }
+
+    // MARK: - Stores from before the rollups
+
+    /// Stores `batches` with today's code, then takes the store back to the schema before the
+    /// rollups (their tables dropped, the schema version lowered), as an older collector left it.
+    static func makeOldSQLiteStore(_ path: String, storing batches: [Batch]) async throws {
+        let store = try SQLiteEventStore(path: path, durableCommits: false)
+        try await F.store(batches, in: store, app: "shop")
+        await store.close()
+        let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
+        try connection.execute("""
+            DROP TABLE event_hours; DROP TABLE duration_hours; DROP TABLE origin_hours; DROP TABLE rollup_backfill;
+            PRAGMA user_version = 10;
+            """)
+    }
+
+    /// Runs `body` with a store of `kind` that was made before the rollups, holding `storedBefore`
+    /// (stored with today's code, then taken back to the older schema), and opened again now.
+    static func withUpgradedStore(_ kind: StoreKind, storedBefore: [Batch], _ body: (any EventStore) async throws -> Void) async throws {
+        switch kind {
+        case .sqlite:
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-rollup-\(UUID().uuidString).sqlite").path
+            defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+            try await makeOldSQLiteStore(path, storing: storedBefore)
+            let store = try SQLiteEventStore(path: path, durableCommits: false)
+            do { try await body(store) } catch {
+                await store.close()
+                throw error
+            }
+            await store.close()
+        case .postgres:
+            try await TestDatabase.with { url in
+                let old = try await PostgresEventStore(url: url, poolSize: 2)
+                try await F.store(storedBefore, in: old, app: "shop")
+                await old.close()
+                try await TestDatabase.withClient(url) { client in
+                    let logger = Logger(label: "test")
+                    for table in ["event_hour", "duration_hour", "origin_hour"] {
+                        try await client.query(PostgresQuery(unsafeSQL: "DROP VIEW \(table)s_now"), logger: logger)
+                        try await client.query(PostgresQuery(unsafeSQL: "DROP TABLE \(table)s, \(table)_deltas"), logger: logger)
+                    }
+                    try await client.query("DROP TABLE rollup_backfill", logger: logger)
+                    try await client.query("DELETE FROM schema_migrations WHERE version = 7", logger: logger)
+                }
+                let store = try await PostgresEventStore(url: url, poolSize: 4)
+                do { try await body(store) } catch {
+                    await store.close()
+                    throw error
+                }
+                await store.close()
+            }
+        }
+    }
+}
