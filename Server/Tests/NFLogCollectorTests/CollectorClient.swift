@@ -30,11 +30,15 @@ struct CollectorClient {
         return try await send("POST", "v1/events", body: body, headers: headers)
     }
 
+    /// `path` may end in a query (`v1/report?from=1`), sent as written.
     func send(_ method: String, _ path: String, body: [UInt8] = [], headers: [String: String] = [:]) async throws -> TransportResponse {
         var headers = headers
         if let key { headers[WireProtocol.appKeyHeader] = key }
         if let readToken { headers["Authorization"] = "Bearer \(readToken)" }
-        return try await transport.send(TransportRequest(url: url.appendingPathComponent(path), method: method, headers: headers, body: Data(body)))
+        let parts = path.split(separator: "?", maxSplits: 1).map(String.init)
+        var target = url.appendingPathComponent(parts.first ?? path)
+        if parts.count == 2, let withQuery = URL(string: target.absoluteString + "?" + parts[1]) { target = withQuery }
+        return try await transport.send(TransportRequest(url: target, method: method, headers: headers, body: Data(body)))
     }
 
     /// The parsed JSON body of a 200.

@@ -76,10 +76,11 @@ struct StoreRetentionTests {
             #expect(exported.count == 20)
             #expect(try await store.exportAggregatePage(app: "a", after: 0, limit: 100).count == 3)
 
-            // The report counts the events kept; the stats it carries stay the totals.
+            // The report's event counts come from the hourly rollups, which retention of raw
+            // events leaves (a year of trends costs rollup rows, not events): every event stored.
             let report = try await store.report(app: "a")
-            #expect(report.pointEvents == 20 && report.spanEvents == 0 && report.eventsStored == 50)
-            #expect(report.eventsBySource == AnalyticsReport.EventsBySource(native: 20, web: 0))
+            #expect(report.pointEvents == 50 && report.spanEvents == 0 && report.eventsStored == 50)
+            #expect(report.eventsBySource == AnalyticsReport.EventsBySource(native: 50, web: 0))
             #expect(report.aggregates["perf.frame"]?.records == 3)
 
             // Nothing left to drop: a second run drops nothing and counts nothing more.
@@ -131,10 +132,11 @@ struct SQLiteRetentionTests {
         #expect(try RetentionFixtures.count(path, "SELECT count(*) FROM sessions") == 2)
         #expect(try RetentionFixtures.count(path, "SELECT count(*) FROM batches") == 2)
 
-        // The report counts the events kept; the stats it carries stay the totals.
+        // The report's event counts come from the hourly rollups, which retention of raw events
+        // leaves: every event stored.
         let report = try await store.report(app: "a")
-        #expect(report.pointEvents == 21 && report.spanEvents == 0 && report.eventsStored == 53)
-        #expect(report.eventsBySource == AnalyticsReport.EventsBySource(native: 21, web: 0))
+        #expect(report.pointEvents == 53 && report.spanEvents == 0 && report.eventsStored == 53)
+        #expect(report.eventsBySource == AnalyticsReport.EventsBySource(native: 53, web: 0))
 
         // Nothing left to drop: a second run drops nothing and counts nothing more.
         #expect(try await store.dropEvents(receivedBefore: 5_000) == 0)

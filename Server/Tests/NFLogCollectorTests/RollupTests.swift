@@ -19,7 +19,30 @@ enum RollupFixtures {
                                      #"{"completed":"false"}"#, #"{"completed":"0"}"#, #"{"completed":1}"#, #"{"completed":0.0}"#,
                                      #"{"step":"c"}"#, #"{"completed":null}"#]
 
-    static func batches(seed: UInt64, count: Int) -> [Batch] {
+    /// How span durations are drawn.
+    enum Distribution: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        /// 0 ms to minutes, log-uniform, and 5% exactly zero.
+        case spread
+        case uniform, bimodal, constant
+        /// Heavy-tailed: most short, a few orders of magnitude longer.
+        case pareto
+
+        var testDescription: String { rawValue }
+
+        func draw(_ random: inout SeededRandom) -> Double {
+            switch self {
+            case .spread:
+                Int.random(in: 0..<20, using: &random) == 0
+                    ? 0 : exp(Double.random(in: 0...12, using: &random)) * Double.random(in: 0.5...1, using: &random)
+            case .uniform: Double.random(in: 0...2_000, using: &random)
+            case .bimodal: Bool.random(using: &random) ? Double.random(in: 40...60, using: &random) : Double.random(in: 900...1_100, using: &random)
+            case .constant: 250
+            case .pareto: 10 / pow(Double.random(in: 0.0001...1, using: &random), 1.2)
+            }
+        }
+    }
+
+    static func batches(seed: UInt64, count: Int, durations: Distribution = .spread) -> [Batch] {
         var random = SeededRandom(seed: seed)
         var batches: [Batch] = []
         for index in 0..<count {
@@ -38,9 +61,7 @@ enum RollupFixtures {
                                               abandoned: false, transaction: nil, parentSpan: nil, source: source, origin: origin))
                 default:
                     let type = ["usecase", "network", "render", "usecase", "network"].randomElement(using: &random) ?? "network"
-                    // Log-normal-ish: 0 ms to minutes, and a few exactly zero.
-                    let duration = Int.random(in: 0..<20, using: &random) == 0
-                        ? 0 : exp(Double.random(in: 0...12, using: &random)) * Double.random(in: 0.5...1, using: &random)
+                    let duration = durations.draw(&random)
                     events.append(Batch.Event(id: UUID(), session: session, name: name, kind: .span, type: type, timestamp: at,
                                               end: at + Int64(duration), durationMilliseconds: duration, parameters: nil,
                                               endParameters: endings.randomElement(using: &random) ?? nil,
@@ -165,13 +186,14 @@ struct RollupTests {
         }
     }
 
-    @Test("A store from before the rollups gets them at its first start: every event it kept is added once, beside uploads stored meanwhile",
+    @Test("A store from before the rollups gets them at its first start: every event it kept is added once, and uploads after it by their own batches",
           arguments: StoreKind.all)
     func upgradeBackfills(kind: StoreKind) async throws {
         let before = F.batches(seed: 21, count: 40)
         let after = F.batches(seed: 22, count: 10)
         try await Self.withUpgradedStore(kind, storedBefore: before) { store in
-            // Uploads while the backfill runs: rolled up by their own batches, not again by it.
+            // Uploads after the migration: rolled up by their own batches, not again by the
+            // backfill (whose last row id was fixed by the migration).
             try await F.store(after, in: store, app: "shop")
             switch store {
             case let sqlite as SQLiteEventStore: await sqlite.rollupsBackfilled()
@@ -265,6 +287,104 @@ struct RollupTests {
                 }
                 await store.close()
             }
+        }
+    }
+}
+
+@Suite("The report over the rollups: exact counts, percentiles within 1%")
+struct RollupReportTests {
+    typealias F = RollupFixtures
+
+    /// The filters tried: none, whole hours, parts of hours at either end, one app version, a
+    /// range within one hour, and a range holding nothing.
+    static let filters: [ReportFilter] = [
+        ReportFilter(),
+        ReportFilter(from: F.t0 / F.hour * F.hour + F.hour, to: F.t0 / F.hour * F.hour + 3 * F.hour),
+        ReportFilter(from: F.t0 + 1_234_567, to: F.t0 + 3 * F.hour + 7),
+        ReportFilter(from: F.t0 + 2 * F.hour + 5),
+        ReportFilter(to: F.t0 + 90 * 60_000),
+        ReportFilter(appVersion: "2.0"),
+        ReportFilter(from: F.t0 + F.hour + 17, to: F.t0 + F.hour + 1_800_000, appVersion: "1.9"),
+        ReportFilter(from: F.t0 + 10 * F.hour),
+    ]
+
+    @Test("Every count equals the events' own, every percentile is within 1% of the exact nearest rank and every mean within a microsecond, over several distributions and filters",
+          arguments: StoreKind.all, F.Distribution.allCases)
+    func matchesTheEvents(kind: StoreKind, durations: F.Distribution) async throws {
+        try await kind.withStore { store in
+            try await F.store(F.batches(seed: 41, count: 80, durations: durations), in: store, app: "shop")
+            let events = try await Self.exported(store, app: "shop")
+            for filter in Self.filters {
+                let report = try await store.report(app: "shop", filter: filter)
+                let selected = events.filter { event in
+                    (filter.from.map { event.timestamp >= $0 } ?? true) && (filter.to.map { event.timestamp < $0 } ?? true)
+                        && (filter.appVersion.map { event.appVersion == $0 } ?? true)
+                }
+                let label = "\(filter)"
+                if filter.selectsEvents {
+                    #expect(report.eventsStored == selected.count, "\(label)")
+                    let byName: [String: Int] = Dictionary(selected.map { ($0.name, 1) }, uniquingKeysWith: +)
+                    #expect(report.eventsByName == byName, "\(label)")
+                    let abandoned = selected.filter(\.abandoned).count
+                    #expect(report.abandonedSpans == abandoned, "\(label)")
+                }
+                let spans: [Event] = selected.filter { $0.kind == "span" }
+                let points = selected.count - spans.count
+                #expect(report.spanEvents == spans.count && report.pointEvents == points, "\(label)")
+                let web = selected.filter(\.web).count
+                #expect(report.eventsBySource.web == web, "\(label)")
+                let origins = Set(selected.compactMap(\.origin)).count
+                #expect(report.webOrigins == origins, "\(label)")
+                let reportedVersions: [String: Int] = Dictionary(report.versions.app.map { ($0.version, $0.events) }, uniquingKeysWith: +)
+                let versions: [String: Int] = Dictionary(selected.map { ($0.appVersion, 1) }, uniquingKeysWith: +)
+                #expect(reportedVersions == versions, "\(label)")
+                let sdkEvents = report.versions.sdk.map(\.events).reduce(0, +)
+                #expect(sdkEvents == selected.count, "\(label)")
+                let useCases: [Event] = spans.filter { $0.type == "usecase" }
+                #expect(Set(report.useCases.keys) == Set(useCases.map(\.name)), "\(label)")
+                for (name, runs) in Dictionary(grouping: useCases, by: \.name) {
+                    let entry = try #require(report.useCases[name])
+                    #expect(entry.started == runs.count && entry.abandoned == runs.filter(\.givenUp).count, "\(label) \(name)")
+                    let exact = DurationSummary(runs.filter { !$0.givenUp }.map(\.duration))
+                    #expect(entry.duration.matches(exact), "\(label) \(name): \(entry.duration) against \(exact)")
+                }
+                let roundTripDurations: [Double] = spans.filter { $0.type == "network" && !$0.abandoned }.map(\.duration)
+                let roundTrips = DurationSummary(roundTripDurations)
+                #expect(report.network.matches(roundTrips), "\(label): \(report.network) against \(roundTrips)")
+            }
+        }
+    }
+
+    /// What the test needs of each stored event, read from the export.
+    struct Event {
+        let timestamp: Int64, name: String, kind: String, type: String, appVersion: String, origin: String?
+        let web: Bool, abandoned: Bool, givenUp: Bool, duration: Double
+    }
+
+    static func exported(_ store: any EventStore, app: String) async throws -> [Event] {
+        let lines = Mutex<[[UInt8]]>([])
+        try await store.exportEvents(app: app) { line in lines.withLock { $0.append(line) } }
+        return try lines.withLock { $0 }.map { line in
+            guard case .object(let event) = try JSONParser.parse(line), case .object(let context)? = event["context"],
+                  case .string(let name)? = event["name"], case .string(let kind)? = event["kind"], case .string(let type)? = event["type"],
+                  case .number(let time)? = event["timestamp"], let timestamp = time.integer,
+                  case .string(let appVersion)? = context["app_version"] else { throw CancellationError() }
+            var origin: String?
+            if case .string(let value)? = event["origin"] { origin = value }
+            var duration = 0.0
+            if case .number(let value)? = event["duration_ms"] { duration = value.double }
+            let abandoned = event["abandoned"] == .bool(true)
+            var notCompleted = false
+            if case .object(let end)? = event["end_parameters"] {
+                switch end["completed"] {
+                case .bool(false)?, .string("false")?: notCompleted = true
+                case .number(let number)?: notCompleted = number.double == 0
+                default: break
+                }
+            }
+            return Event(timestamp: timestamp, name: name, kind: kind, type: type, appVersion: appVersion, origin: origin,
+                         web: event["source"] == .string("web"), abandoned: abandoned, givenUp: abandoned || notCompleted,
+                         duration: duration)
         }
     }
 }

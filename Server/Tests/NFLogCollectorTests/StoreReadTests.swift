@@ -35,7 +35,8 @@ enum StoreFixtures {
 
 @Suite("The report in bounded memory")
 struct BoundedReportTests {
-    @Test("Sorted walks give the same summaries, to the last bit, as sorting the whole array", arguments: StoreKind.all)
+    @Test("Duration summaries from the rollups' buckets match the durations sorted in an array: counts exact, percentiles within 1% of the nearest rank, means to the microsecond",
+          arguments: StoreKind.all)
     func sameNumbersAsArrays(_ kind: StoreKind) async throws {
         var generator = SystemRandomNumberGenerator()
         try await kind.withStore { store in
@@ -60,9 +61,9 @@ struct BoundedReportTests {
             let report = try await store.report(app: "shop")
             #expect(report.useCases.count == 7 && report.useCasesOmitted == 0)
             for (name, durations) in completed {
-                #expect(report.useCases[name]?.duration == DurationSummary(durations), "\(name)")
+                #expect(report.useCases[name]?.duration.matches(DurationSummary(durations)) == true, "\(name)")
             }
-            #expect(report.network == DurationSummary(roundTrips))
+            #expect(report.network.matches(DurationSummary(roundTrips)))
         }
     }
 
@@ -95,14 +96,18 @@ struct BoundedReportTests {
 
 @Suite("The read time limit")
 struct ReadTimeLimitTests {
-    @Test("A report over 200,000 spans with a 1 ms limit is stopped; the reader stays usable; the local export has no limit")
+    @Test("A report over 200,000 spans of one hour's part (read from the events) with a 1 ms limit is stopped; the reader stays usable; the local export has no limit")
     func stopsLongReads() async throws {
         let store = try SQLiteEventStore(path: StoreFixtures.temporaryPath(), durableCommits: false, readTimeLimit: .milliseconds(1))
         for _ in 0..<200 {
             _ = try await store.store(StoreFixtures.batch((0..<1_000).map { _ in StoreFixtures.span("net", type: "network", duration: 5) }),
                                       app: "dev", receivedAt: 3_000)
         }
-        let error = await #expect(throws: ReadTimeLimitExceeded.self) { try await store.report(app: "dev") }
+        // The whole hours of a range come from the rollups, in no time; the part of an hour at
+        // either end from the events: here every one of them.
+        let error = await #expect(throws: ReadTimeLimitExceeded.self) {
+            try await store.report(app: "dev", filter: ReportFilter(from: 1, to: 3_000))
+        }
         #expect(error?.limit == .milliseconds(1))
         #expect(error?.description == "the read took longer than 1 ms (the store's read time limit)")
         await #expect(throws: ReadTimeLimitExceeded.self) { _ = try await store.exportPage(app: "dev", after: 0, limit: 200_000) }
@@ -138,7 +143,7 @@ struct ReadTimeLimitTests {
         // stopped it, however slow the machine.
         #expect(wrote < stopped && stopped >= .milliseconds(300), "write \(wrote), read stopped \(stopped)")
         let report = try await store.report(app: "dev")
-        #expect(report.pointEvents == 1 && report.useCases["form"]?.duration.p50Milliseconds == 7)
+        #expect(report.pointEvents == 1 && withinOnePercent(report.useCases["form"]?.duration.p50Milliseconds, of: 7))
         #expect(try await store.apps() == ["dev"])
         await store.close()
         // A limit of Int64.max seconds (an operator's "never") is simply never reached.
@@ -281,7 +286,7 @@ struct CollectorMigrationTests {
         let report = try await store.report(app: "a")
         let signup = try #require(report.useCases["form.signup"])
         #expect(signup.started == 3 && signup.abandoned == 1 && signup.completed == 2)
-        #expect(signup.duration.p50Milliseconds == 10 && signup.duration.p95Milliseconds == 20)
+        #expect(withinOnePercent(signup.duration.p50Milliseconds, of: 10) && withinOnePercent(signup.duration.p95Milliseconds, of: 20))
         #expect(report.spanEvents == 3 && report.pointEvents == 0)
         // Rows from before sources existed are native (migration 7 left their source NULL).
         #expect(report.eventsBySource == AnalyticsReport.EventsBySource(native: 3, web: 0) && report.webOrigins == 0)

@@ -343,10 +343,13 @@ struct CollectorRoutes: Sendable {
     }
 
     /// A read that failed: over the store's read time limit (the question is too large for one
-    /// request now), or the store unavailable. 503 with `Retry-After` either way: nothing changed.
+    /// request now), the rollups still being built (an upgraded store), or the store unavailable. 503 with `Retry-After` either way: nothing changed.
     static func readFailure(_ error: any Error) -> CollectorHTTPError {
         if let error = error as? ReadTimeLimitExceeded {
             return CollectorHTTPError(.serviceUnavailable, message: "the read was stopped: \(error)", headers: [.retryAfter: "30"])
+        }
+        if let error = error as? RollupsIncomplete {
+            return CollectorHTTPError(.serviceUnavailable, message: "\(error)", headers: [.retryAfter: "10"])
         }
         return CollectorHTTPError(.serviceUnavailable, message: "the event store is unavailable; retry later", headers: [.retryAfter: "5"])
     }

@@ -67,8 +67,12 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         try reader.execute("PRAGMA query_only = 1")
         self.reader = reader
         self.checkpointer = try WALCheckpointer(path: path, writer: connection, writerQueue: queue)
-        if try SQLiteRollupBackfill.isPending(connection) {
-            backfill.withLock { $0 = Task { await self.runBackfill() } }
+        // A first step now: a store of up to a step's events opens with its rollups complete.
+        if try SQLiteRollupBackfill.isPending(connection), let statements {
+            _ = try SQLiteRollupBackfill.step(connection, statements.rollups)
+            if try SQLiteRollupBackfill.isPending(connection) {
+                backfill.withLock { $0 = Task { await self.runBackfill() } }
+            }
         }
     }
 
@@ -540,93 +544,26 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     /// counted in ``AnalyticsReport/useCasesOmitted``.
     static let maxUseCases = 1_000
 
-    /// The report, in memory that does not grow with the number of events: counts and sums are
-    /// SQL aggregates, and each percentile is picked from a walk in sorted order (SQLite's sorter
-    /// spills to temporary files past its cache) once the count, and so the rank, is known.
+    /// The report, in memory that does not grow with the number of events. The events' counts,
+    /// versions, use cases and round trips come from the hourly rollups (``SQLiteRollupReading``,
+    /// summed by ``RollupSections``, which PostgreSQL's report shares); sessions, funnels, server
+    /// splits and aggregates from their rows, counts and sums in SQL, and each session percentile
+    /// picked from a walk in sorted order (SQLite's sorter spills to temporary files past its
+    /// cache) once the count, and so the rank, is known.
     ///
     /// A filter's time range and app version add their conditions to every query
     /// (``SQLiteReportSelection``); without them the queries carry no conditions of theirs.
     static func analyse(_ c: SQLiteConnection, app: String, stats: CollectorStats,
-                        filter: ReportFilter = ReportFilter()) throws(SQLiteError) -> AnalyticsReport {
+                        filter: ReportFilter = ReportFilter()) throws -> AnalyticsReport {
         // One snapshot: each count and the sorted walk that uses it must see the same rows.
         try c.execute("BEGIN")
         defer { c.rollbackIfNeeded() }  // read-only: there is nothing to commit
+        if let remaining = try SQLiteRollupBackfill.remaining(c) { throw RollupsIncomplete(remaining: remaining) }
         let selection = SQLiteReportSelection(filter: filter)
-        let events = selection.events()
-
-        // Counts without reading the events when nothing is filtered: every event kept from the
-        // app's totals (kept by each commit, read in this snapshot: stored less dropped by
-        // retention), the spans from events_spans. An event is a point or a span (the decoder
-        // admits nothing else). With a filter, the matching events are counted.
-        let (matching, versions) = try VersionAnalysis.analyse(c, app: app, selection: selection)
-        let totals = try c.prepare("SELECT coalesce(max(events - events_expired), 0) FROM totals WHERE app = ?1")
-        try totals.bind(app, at: 1)
-        let kept = Int(try totals.collect { $0.int64(at: 0) }.first ?? 0)
-        let eventCount = matching?.events ?? kept
-        // The spans are read through events_spans (every span of the app, in name order; a
-        // filter looks up each one's time and context), or through events_hours when a time
-        // range holds under half the app's events (only the range's hours, sorted after): on
-        // make-report-db's 1,000,000 events, an hour's use cases were counted in 0.009 s that way
-        // and 0.12 s through events_spans, and a day's (86 %) in 0.12 s either way.
-        let narrow = (filter.from != nil || filter.to != nil) && eventCount * 2 < kept
-        let spanIndex = narrow ? "events_hours" : "events_spans"
-        // The abandoned spans only when filtered: unfiltered, the totals count them.
-        let counts = try c.prepare("""
-            SELECT count(*), count(*) FILTER (WHERE type = 'network' AND abandoned = 0)\(selection.selectsEvents ? ", sum(abandoned)" : ", 0")
-            FROM events INDEXED BY \(spanIndex) WHERE app = ?1 AND kind = 'span'\(events)
-            """)
-        try selection.bind(counts, app: app)
-        let (spans, roundTrips, abandonedSpans) = try counts.collect {
-            (Int($0.int64(at: 0)), Int($0.int64(at: 1)), Int($0.int64(at: 2)))
-        }.first ?? (0, 0, 0)
-
-        // Use cases: spans of type "usecase". Given up (abandoned, in the report): closed by the
-        // SDK, or ended with completed: false: the column `given_up`, written with the event and
-        // held by events_spans, so these queries read only that index (named, so that no plan
-        // reads the events themselves; a filter reads each span's time and context besides).
-        // The most started first; `count(*) OVER ()` counts every name, listed or not.
-        let useCaseCounts = try c.prepare("""
-            SELECT name, count(*) AS started, sum(given_up), count(*) OVER ()
-            FROM events INDEXED BY \(spanIndex) WHERE app = ?1 AND kind = 'span' AND type = 'usecase'\(events)
-            GROUP BY name ORDER BY started DESC, name LIMIT ?5
-            """)
-        try selection.bind(useCaseCounts, app: app)
-        try useCaseCounts.bind(Int64(maxUseCases), at: 5)
-        var useCaseNames = 0
-        var listed: [String: (started: Int, abandoned: Int)] = [:]
-        for (name, started, abandoned, names) in try useCaseCounts.collect({
-            ($0.text(at: 0) ?? "", Int($0.int64(at: 1)), Int($0.int64(at: 2)), Int($0.int64(at: 3)))
-        }) {
-            listed[name] = (started, abandoned)
-            useCaseNames = names
-        }
-        var durations = listed.mapValues { SortedDurations(count: $0.started - $0.abandoned) }
-        let completed = try c.prepare("""
-            SELECT name, duration_ms FROM events INDEXED BY \(spanIndex)
-            WHERE app = ?1 AND kind = 'span' AND type = 'usecase' AND given_up = 0\(events)
-            ORDER BY name, duration_ms
-            """)
-        try selection.bind(completed, app: app)
-        try walk(completed) { row in
-            // Names past the listed ones are skipped, not kept.
-            durations[row.text(at: 0) ?? ""]?.add(row.double(at: 1))
-        }
-        let splits = try TransactionAnalysis.splits(c, app: app, names: Set(listed.keys), selection: selection)
-        let funnels = try FunnelAnalysis.funnels(c, app: app, names: Set(listed.keys), selection: selection)
-        var useCases: [String: AnalyticsReport.UseCase] = [:]
-        for (name, entry) in listed {
-            useCases[name] = AnalyticsReport.UseCase(started: entry.started, abandoned: entry.abandoned,
-                                                     duration: durations[name]?.summary ?? DurationSummary([]),
-                                                     server: splits[name], funnel: funnels[name])
-        }
-
-        var network = SortedDurations(count: roundTrips)
-        let networkRows = try c.prepare("""
-            SELECT duration_ms FROM events INDEXED BY \(spanIndex) WHERE app = ?1 AND kind = 'span' AND type = 'network' AND abandoned = 0\(events)
-            ORDER BY duration_ms
-            """)
-        try selection.bind(networkRows, app: app)
-        try walk(networkRows) { network.add($0.double(at: 0)) }
+        let sections = RollupSections(try SQLiteRollupReading.rollup(c, app: app, filter: filter), maxUseCases: maxUseCases)
+        let listed = Set(sections.useCases.keys)
+        let splits = try TransactionAnalysis.splits(c, app: app, names: listed, selection: selection)
+        let funnels = try FunnelAnalysis.funnels(c, app: app, names: listed, selection: selection)
 
         // A session lasts from its start to its last suspension; one never suspended, or
         // suspended before it started (a device's clock), is left out. A filter selects sessions
@@ -641,23 +578,9 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         try selection.bind(sessionRows, app: app)
         try walk(sessionRows) { sessions.add(Double($0.int64(at: 0))) }
 
-        // Web events and their distinct origins from events_web alone (web rows only, in origin
-        // order: no sort); every other event is native.
-        let web = try c.prepare("""
-            SELECT count(*), count(DISTINCT origin) FROM events INDEXED BY events_web WHERE app = ?1 AND source = 'web'\(events)
-            """)
-        try selection.bind(web, app: app)
-        let (webEvents, webOrigins) = try web.collect { (Int($0.int64(at: 0)), Int($0.int64(at: 1))) }.first ?? (0, 0)
-
         let aggregates = try AggregateAnalysis.summarise(c, app: app, filter: filter)
-
-        return AnalyticsReport(app: app, stats: matching.map { stats.counting($0, abandonedSpans: abandonedSpans) } ?? stats,
-                               pointEvents: eventCount - spans, spanEvents: spans, useCases: useCases,
-                               network: network.summary, sessions: sessions.summary,
-                               useCasesOmitted: useCaseNames - listed.count,
-                               aggregates: aggregates.names, aggregatesOmitted: aggregates.omitted,
-                               eventsBySource: AnalyticsReport.EventsBySource(native: max(eventCount - webEvents, 0), web: webEvents),
-                               webOrigins: webOrigins, filter: filter, versions: versions)
+        return AnalyticsReport(app: app, stats: stats, filter: filter, sections: sections, splits: splits, funnels: funnels,
+                               sessions: sessions.summary, aggregates: aggregates.names, aggregatesOmitted: aggregates.omitted)
     }
 
     /// Steps through every row without keeping any, then resets the statement.

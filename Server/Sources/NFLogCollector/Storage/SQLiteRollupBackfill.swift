@@ -21,6 +21,12 @@ enum SQLiteRollupBackfill {
         return try cursor.collect { $0.int64(at: 0) }.first == 1
     }
 
+    /// Row ids still to go over, `nil` when the rollups hold every stored event.
+    static func remaining(_ c: SQLiteConnection) throws(SQLiteError) -> Int64? {
+        let cursor = try c.prepare("SELECT last_event - next_event + 1 FROM rollup_backfill WHERE id = 1 AND next_event <= last_event")
+        return try cursor.collect { $0.int64(at: 0) }.first
+    }
+
     /// One step, in its own transaction: `nil` once nothing is left.
     static func step(_ c: SQLiteConnection, _ statements: SQLiteRollupStatements,
                      limit: Int = stepSize) throws(SQLiteError) -> Progress? {
@@ -29,8 +35,7 @@ enum SQLiteRollupBackfill {
             guard let (next, last, before) = try cursor.collect({ ($0.int64(at: 0), $0.int64(at: 1), $0.int64(at: 2)) }).first,
                   next <= last else { return nil }
             let rows = try c.prepare("""
-                SELECT e.id, e.app, e.timestamp_ms, e.name, e.kind, e.type, e.source, e.origin, e.abandoned, e.given_up,
-                       e.duration_ms, c.app_version, c.sdk_name, c.sdk_version
+                SELECT e.id, e.app, \(SQLiteRollupReading.eventColumns)
                 FROM events e JOIN contexts c ON c.id = e.context_id
                 WHERE e.id >= ?1 AND e.id <= ?2 AND e.received_ms < ?3 ORDER BY e.id LIMIT ?4
                 """)
@@ -44,13 +49,7 @@ enum SQLiteRollupBackfill {
             try SQLiteEventStore.walk(rows) { row in
                 added += 1
                 if added == limit { reached = row.int64(at: 0) }
-                let event = RollupEvent(
-                    timestamp: row.int64(at: 2), name: row.text(at: 3) ?? "", kind: row.text(at: 4) ?? "", type: row.text(at: 5) ?? "",
-                    web: row.text(at: 6) == Batch.Source.web.rawValue, origin: row.text(at: 7), abandoned: row.int64(at: 8) != 0,
-                    givenUp: row.isNull(at: 9) ? nil : row.int64(at: 9) != 0,
-                    durationMilliseconds: row.isNull(at: 10) ? nil : row.double(at: 10))
-                rollups[row.text(at: 1) ?? "", default: HourlyRollup()]
-                    .add(event, appVersion: row.text(at: 11) ?? "", sdkName: row.text(at: 12) ?? "", sdkVersion: row.text(at: 13) ?? "")
+                SQLiteRollupReading.add(row, from: 2, to: &rollups[row.text(at: 1) ?? "", default: HourlyRollup()])
             }
             for (app, rollup) in rollups { try statements.add(rollup, app: app) }
             let advance = try c.prepare("UPDATE rollup_backfill SET next_event = ?1 WHERE id = 1")

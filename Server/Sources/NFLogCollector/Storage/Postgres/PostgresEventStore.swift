@@ -72,6 +72,9 @@ public final class PostgresEventStore: EventStore, Sendable {
                     try await PostgresSchema.checkCurrent(connection, logger: logger)
                 } else {
                     _ = try await PostgresSchema.migrate(connection, logger: logger)
+                    // A first step now: a store of up to a step's events opens with its rollups
+                    // complete (unless another collector holds the backfill).
+                    _ = try await PostgresRollupBackfill.step(connection, logger: logger)
                 }
             }
         } catch {

@@ -41,68 +41,21 @@ enum PostgresReport {
                         logger: Logger) async throws -> AnalyticsReport {
         try await c.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
 
-        // Every event kept, from the app's totals (read in this snapshot), as on SQLite; the
-        // PostgreSQL store counts no expired events (retention drops whole days). With a filter,
-        // the matching events.
-        let (matching, versions) = try await versionCounts(c, app: app, filter: filter, logger: logger)
-        var eventCount = matching?.events ?? 0
-        if matching == nil {
-            for try await events in try await c.query("SELECT coalesce(max(events - events_expired), 0) FROM totals_now WHERE app = \(app)",
-                                                      logger: logger).decode(Int64.self) {
-                eventCount = Int(events)
-            }
+        for try await remaining in try await c.query(
+            "SELECT sum(last_event - next_event + 1)::int8 FROM rollup_backfill WHERE next_event <= last_event", logger: logger
+        ).decode(Int64?.self) {
+            if let remaining { throw RollupsIncomplete(remaining: remaining) }
         }
-        var spans = 0
-        var abandonedSpans = 0
-        for try await (count, abandoned) in try await c.query("""
-            SELECT count(*), count(*) FILTER (WHERE abandoned) FROM events
-            WHERE app = \(app) AND kind = 'span'\(selecting: filter, app: app)
-            """, logger: logger).decode((Int64, Int64).self) {
-            spans = Int(count)
-            abandonedSpans = Int(abandoned)
-        }
-
-        // Use cases: the most started first, ties by name (bytes); `count(*) OVER ()` counts
-        // every name, listed or not.
-        var listed: [String: (started: Int, abandoned: Int)] = [:]
-        var useCaseNames = 0
-        for try await (name, started, abandoned, names) in try await c.query("""
-            SELECT name, count(*) AS started, count(*) FILTER (WHERE given_up), count(*) OVER ()
-            FROM events WHERE app = \(app) AND kind = 'span' AND type = 'usecase'\(selecting: filter, app: app)
-            GROUP BY name ORDER BY started DESC, name COLLATE "C" LIMIT \(Int64(SQLiteEventStore.maxUseCases))
-            """, logger: logger).decode((String, Int64, Int64, Int64).self) {
-            listed[name] = (Int(started), Int(abandoned))
-            useCaseNames = Int(names)
-        }
-        let listedNames = listed.keys.sorted()
-        var durations: [String: DurationSummary] = [:]
+        // The events' counts, versions, use cases and round trips from the hourly rollups,
+        // summed by the code SQLite's report uses.
+        let sections = RollupSections(try await PostgresRollupReading.rollup(c, app: app, filter: filter, logger: logger),
+                                      maxUseCases: SQLiteEventStore.maxUseCases)
+        let listedNames = sections.useCases.keys.sorted()
         var splits: [String: ServerSplit] = [:]
         var funnels: [String: FunnelAnalysis.Funnel] = [:]
         if !listedNames.isEmpty {
-            for try await row in try await c.query("""
-                SELECT name, \(unescaped: summaryColumns("duration_ms"))
-                FROM events WHERE app = \(app) AND kind = 'span' AND type = 'usecase' AND NOT given_up
-                    AND name = ANY(\(listedNames)::text[])\(selecting: filter, app: app)
-                GROUP BY name
-                """, logger: logger).decode((String, Int64, Double?, Double?, Double?).self) {
-                durations[row.0] = summary((row.1, row.2, row.3, row.4))
-            }
             splits = try await serverSplits(c, app: app, names: listedNames, filter: filter, logger: logger)
             funnels = try await self.funnels(c, app: app, names: listedNames, filter: filter, logger: logger)
-        }
-        var useCases: [String: AnalyticsReport.UseCase] = [:]
-        for (name, entry) in listed {
-            useCases[name] = AnalyticsReport.UseCase(started: entry.started, abandoned: entry.abandoned,
-                                                     duration: durations[name] ?? DurationSummary([]),
-                                                     server: splits[name], funnel: funnels[name])
-        }
-
-        var network = DurationSummary([])
-        for try await row in try await c.query("""
-            SELECT \(unescaped: summaryColumns("duration_ms"))
-            FROM events WHERE app = \(app) AND kind = 'span' AND type = 'network' AND NOT abandoned\(selecting: filter, app: app)
-            """, logger: logger).decode(SummaryRow.self) {
-            network = summary(row)
         }
 
         // A session lasts from its start to its last suspension; one never suspended, or
@@ -118,65 +71,10 @@ enum PostgresReport {
             sessions = summary(row)
         }
 
-        var webEvents = 0
-        var webOrigins = 0
-        for try await (events, origins) in try await c.query("""
-            SELECT count(*), count(DISTINCT origin) FROM events WHERE app = \(app) AND source = 'web'\(selecting: filter, app: app)
-            """, logger: logger).decode((Int64, Int64).self) {
-            webEvents = Int(events)
-            webOrigins = Int(origins)
-        }
-
         let aggregates = try await summariseAggregates(c, app: app, filter: filter, logger: logger)
 
-        return AnalyticsReport(app: app, stats: matching.map { stats.counting($0, abandonedSpans: abandonedSpans) } ?? stats,
-                               pointEvents: eventCount - spans, spanEvents: spans, useCases: useCases,
-                               network: network, sessions: sessions,
-                               useCasesOmitted: useCaseNames - listed.count,
-                               aggregates: aggregates.names, aggregatesOmitted: aggregates.omitted,
-                               eventsBySource: AnalyticsReport.EventsBySource(native: max(eventCount - webEvents, 0), web: webEvents),
-                               webOrigins: webOrigins, filter: filter, versions: versions)
-    }
-
-    /// The versions, and the matching events when `filter` selects events, as
-    /// ``VersionAnalysis`` computes them on SQLite (the same rows, in the same order).
-    private static func versionCounts(_ c: PostgresConnection, app: String, filter: ReportFilter,
-                                      logger: Logger) async throws -> (matching: VersionAnalysis.Matching?, versions: VersionCounts) {
-        // Text in byte order ("C"), as SQLite compares it; sums of bigint are numeric, hence ::int8.
-        let versions = """
-            SELECT 1 AS part, c.app_version COLLATE "C" AS first, ''::text COLLATE "C" AS second, sum(per.n)::int8 AS events
-            FROM per JOIN contexts c ON c.id = per.context_id GROUP BY c.app_version
-            UNION ALL
-            SELECT 2, c.sdk_name COLLATE "C", c.sdk_version COLLATE "C", sum(per.n)::int8 FROM per JOIN contexts c ON c.id = per.context_id
-            GROUP BY c.sdk_name, c.sdk_version
-            ORDER BY part, events DESC, first, second
-            """
-        let query: PostgresQuery
-        if filter.selectsEvents {
-            query = """
-                WITH scan AS MATERIALIZED (
-                    SELECT context_id, name, count(*) AS n FROM events WHERE app = \(app)\(selecting: filter, app: app)
-                    GROUP BY context_id, name
-                ),
-                per AS (SELECT context_id, sum(n) AS n FROM scan GROUP BY context_id)
-                SELECT 0 AS part, name COLLATE "C" AS first, ''::text COLLATE "C" AS second, sum(n)::int8 AS events FROM scan GROUP BY name
-                UNION ALL
-                \(unescaped: versions)
-                """
-        } else {
-            query = """
-                WITH per AS (
-                    SELECT k.context_id, k.events AS n FROM context_counts_now k JOIN contexts c ON c.id = k.context_id WHERE c.app = \(app)
-                )
-                \(unescaped: versions)
-                """
-        }
-        var collector = VersionAnalysis.Collector()
-        for try await (part, first, second, events) in try await c.query(query, logger: logger).decode((Int32, String, String, Int64).self) {
-            guard let part = VersionAnalysis.Part(rawValue: Int64(part)) else { continue }
-            collector.add(part: part, first, second, events: Int(events))
-        }
-        return (filter.selectsEvents ? collector.matching : nil, collector.versions)
+        return AnalyticsReport(app: app, stats: stats, filter: filter, sections: sections, splits: splits, funnels: funnels,
+                               sessions: sessions, aggregates: aggregates.names, aggregatesOmitted: aggregates.omitted)
     }
 
     /// The funnels of the listed use cases, as ``FunnelAnalysis`` computes them on SQLite (the

@@ -1,0 +1,73 @@
+import Logging
+import PostgresNIO
+
+/// Reads the rollup rows a report needs on PostgreSQL, as ``SQLiteRollupReading`` does on SQLite:
+/// the range's whole hours from the `*_now` views (keyed rows plus deltas), summed over the
+/// hours, and the hours' parts at its ends from the events, added up by ``HourlyRollup``.
+enum PostgresRollupReading {
+    /// The columns of an event ``EventRow`` decodes, from `events e JOIN contexts c`.
+    static let eventColumns = """
+        e.timestamp_ms, e.name, e.kind, e.type, e.source, e.origin, e.abandoned, e.given_up, e.duration_ms,
+        c.app_version, c.sdk_name, c.sdk_version
+        """
+
+    typealias EventRow = (Int64, String, String, String, String?, String?, Bool, Bool?, Double?, String, String, String)
+
+    static func add(_ row: EventRow, to rollup: inout HourlyRollup) {
+        rollup.add(RollupEvent(timestamp: row.0, name: row.1, kind: row.2, type: row.3, web: row.4 == Batch.Source.web.rawValue,
+                               origin: row.5, abandoned: row.6, givenUp: row.7, durationMilliseconds: row.8),
+                   appVersion: row.9, sdkName: row.10, sdkVersion: row.11)
+    }
+
+    /// The rows for `filter`'s range and app version; rows of whole hours carry hour −1.
+    static func rollup(_ c: PostgresConnection, app: String, filter: ReportFilter, logger: Logger) async throws -> HourlyRollup {
+        let range = RollupRange(from: filter.from, to: filter.to)
+        var rollup = HourlyRollup()
+        if let hours = range.hours {
+            // NULL bounds and version select everything.
+            let from = hours.from, to = hours.to, version = filter.appVersion
+            for try await (appVersion, sdkName, sdkVersion, name, kind, type, source, events, abandoned, givenUp, measured, micros)
+                in try await c.query("""
+                    SELECT app_version, sdk_name, sdk_version, name, kind, type, source, sum(events)::int8, sum(abandoned)::int8,
+                           sum(given_up)::int8, sum(measured)::int8, least(sum(duration_us), \(unescaped: PostgresCounts.maximum))::int8
+                    FROM event_hours_now WHERE app = \(app) AND (\(from)::int8 IS NULL OR hour >= \(from)::int8)
+                        AND (\(to)::int8 IS NULL OR hour < \(to)::int8) AND (\(version)::text IS NULL OR app_version = \(version)::text)
+                    GROUP BY app_version, sdk_name, sdk_version, name, kind, type, source
+                    """, logger: logger).decode((String, String, String, String, String, String, String, Int64, Int64, Int64, Int64,
+                                                 Int64).self) {
+                rollup.add(HourlyRollup.EventKey(hour: -1, appVersion: appVersion, sdkName: sdkName, sdkVersion: sdkVersion, name: name,
+                                                 kind: kind, type: type, source: source),
+                           HourlyRollup.EventCounts(events: events, abandoned: abandoned, givenUp: givenUp, measured: measured,
+                                                    durationMicros: micros))
+            }
+            for try await (appVersion, name, type, bucket, count) in try await c.query("""
+                SELECT app_version, name, type, bucket, sum(count)::int8 FROM duration_hours_now
+                WHERE app = \(app) AND (\(from)::int8 IS NULL OR hour >= \(from)::int8) AND (\(to)::int8 IS NULL OR hour < \(to)::int8)
+                    AND (\(version)::text IS NULL OR app_version = \(version)::text)
+                GROUP BY app_version, name, type, bucket
+                """, logger: logger).decode((String, String, String, Int64, Int64).self) {
+                rollup.add(HourlyRollup.DurationKey(hour: -1, appVersion: appVersion, name: name, type: type, bucket: bucket), count: count)
+            }
+            for try await (appVersion, origin, events) in try await c.query("""
+                SELECT app_version, origin, sum(events)::int8 FROM origin_hours_now
+                WHERE app = \(app) AND (\(from)::int8 IS NULL OR hour >= \(from)::int8) AND (\(to)::int8 IS NULL OR hour < \(to)::int8)
+                    AND (\(version)::text IS NULL OR app_version = \(version)::text)
+                GROUP BY app_version, origin
+                """, logger: logger).decode((String, String, Int64).self) {
+                rollup.add(HourlyRollup.OriginKey(hour: -1, appVersion: appVersion, origin: origin), events: events)
+            }
+        }
+        for part in range.edges {
+            // Within one hour: through events_hours, the hour in its own expression.
+            for try await row in try await c.query("""
+                SELECT \(unescaped: eventColumns) FROM events e JOIN contexts c ON c.id = e.context_id
+                WHERE e.app = \(app) AND e.timestamp_ms / 3600000 = \(part.from / HourlyRollup.hourMilliseconds)
+                    AND e.timestamp_ms >= \(part.from) AND e.timestamp_ms < \(part.to)
+                    AND (\(filter.appVersion)::text IS NULL OR c.app_version = \(filter.appVersion)::text)
+                """, logger: logger).decode(EventRow.self) {
+                add(row, to: &rollup)
+            }
+        }
+        return rollup
+    }
+}

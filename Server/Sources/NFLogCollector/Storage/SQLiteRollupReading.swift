@@ -1,0 +1,92 @@
+@_spi(NFLogShared) import NFLogSupport
+
+/// Reads the rollup rows a report needs on SQLite, within the caller's snapshot: the range's whole
+/// hours from the rollup tables, summed over the hours, and the hours' parts at its ends from the
+/// events (``RollupRange``), added up by ``HourlyRollup`` as a batch's are.
+enum SQLiteRollupReading {
+    /// The columns of an event ``add(_:from:to:)`` reads, from `events e JOIN contexts c`.
+    static let eventColumns = """
+        e.timestamp_ms, e.name, e.kind, e.type, e.source, e.origin, e.abandoned, e.given_up, e.duration_ms,
+        c.app_version, c.sdk_name, c.sdk_version
+        """
+
+    /// Adds the event in ``eventColumns`` at columns `first`… of `row`.
+    static func add(_ row: SQLiteStatement, from first: Int32, to rollup: inout HourlyRollup) {
+        let event = RollupEvent(
+            timestamp: row.int64(at: first), name: row.text(at: first + 1) ?? "", kind: row.text(at: first + 2) ?? "",
+            type: row.text(at: first + 3) ?? "", web: row.text(at: first + 4) == Batch.Source.web.rawValue,
+            origin: row.text(at: first + 5), abandoned: row.int64(at: first + 6) != 0,
+            givenUp: row.isNull(at: first + 7) ? nil : row.int64(at: first + 7) != 0,
+            durationMilliseconds: row.isNull(at: first + 8) ? nil : row.double(at: first + 8))
+        rollup.add(event, appVersion: row.text(at: first + 9) ?? "", sdkName: row.text(at: first + 10) ?? "",
+                   sdkVersion: row.text(at: first + 11) ?? "")
+    }
+
+    /// The rows for `filter`'s range and app version (its dimension selects aggregates only).
+    /// Rows of whole hours carry hour −1: a report sums over hours.
+    static func rollup(_ c: SQLiteConnection, app: String, filter: ReportFilter) throws(SQLiteError) -> HourlyRollup {
+        let range = RollupRange(from: filter.from, to: filter.to)
+        var rollup = HourlyRollup()
+        if let hours = range.hours {
+            // ?1 app, ?2 first hour, ?3 end hour, ?4 app version: each condition only when set.
+            var conditions = ""
+            if hours.from != nil { conditions += " AND hour >= ?2" }
+            if hours.to != nil { conditions += " AND hour < ?3" }
+            if filter.appVersion != nil { conditions += " AND app_version = ?4" }
+            func bind(_ statement: SQLiteStatement) throws(SQLiteError) {
+                try statement.bind(app, at: 1)
+                if let from = hours.from { try statement.bind(from, at: 2) }
+                if let to = hours.to { try statement.bind(to, at: 3) }
+                if let version = filter.appVersion { try statement.bind(version, at: 4) }
+            }
+            // total(): an integer sum() fails past 2^63 - 1, and the duration sums are the client's.
+            let events = try c.prepare("""
+                SELECT app_version, sdk_name, sdk_version, name, kind, type, source, sum(events), sum(abandoned), sum(given_up),
+                       sum(measured), CAST(min(total(duration_us), 9223372036854775807.0) AS INTEGER)
+                FROM event_hours WHERE app = ?1\(conditions)
+                GROUP BY app_version, sdk_name, sdk_version, name, kind, type, source
+                """)
+            try bind(events)
+            try SQLiteEventStore.walk(events) { r in
+                rollup.add(HourlyRollup.EventKey(hour: -1, appVersion: r.text(at: 0) ?? "", sdkName: r.text(at: 1) ?? "",
+                                                 sdkVersion: r.text(at: 2) ?? "", name: r.text(at: 3) ?? "", kind: r.text(at: 4) ?? "",
+                                                 type: r.text(at: 5) ?? "", source: r.text(at: 6) ?? ""),
+                           HourlyRollup.EventCounts(events: r.int64(at: 7), abandoned: r.int64(at: 8), givenUp: r.int64(at: 9),
+                                                    measured: r.int64(at: 10), durationMicros: r.int64(at: 11)))
+            }
+            let durations = try c.prepare("""
+                SELECT app_version, name, type, bucket, sum(count) FROM duration_hours WHERE app = ?1\(conditions)
+                GROUP BY app_version, name, type, bucket
+                """)
+            try bind(durations)
+            try SQLiteEventStore.walk(durations) { r in
+                rollup.add(HourlyRollup.DurationKey(hour: -1, appVersion: r.text(at: 0) ?? "", name: r.text(at: 1) ?? "",
+                                                    type: r.text(at: 2) ?? "", bucket: r.int64(at: 3)), count: r.int64(at: 4))
+            }
+            let origins = try c.prepare("""
+                SELECT app_version, origin, sum(events) FROM origin_hours WHERE app = ?1\(conditions) GROUP BY app_version, origin
+                """)
+            try bind(origins)
+            try SQLiteEventStore.walk(origins) { r in
+                rollup.add(HourlyRollup.OriginKey(hour: -1, appVersion: r.text(at: 0) ?? "", origin: r.text(at: 1) ?? ""),
+                           events: r.int64(at: 2))
+            }
+        }
+        if !range.edges.isEmpty {
+            // Within one hour each: through events_hours, the hour bound in its own expression.
+            let edge = try c.prepare("""
+                SELECT \(eventColumns) FROM events e INDEXED BY events_hours JOIN contexts c ON c.id = e.context_id
+                WHERE e.app = ?1 AND e.timestamp_ms / 3600000 = ?2 / 3600000 AND e.timestamp_ms >= ?2 AND e.timestamp_ms < ?3
+                    AND (?4 IS NULL OR c.app_version = ?4)
+                """)
+            for part in range.edges {
+                try edge.bind(app, at: 1)
+                try edge.bind(part.from, at: 2)
+                try edge.bind(part.to, at: 3)
+                if let version = filter.appVersion { try edge.bind(version, at: 4) } else { try edge.bindNull(at: 4) }
+                try SQLiteEventStore.walk(edge) { add($0, from: 0, to: &rollup) }
+            }
+        }
+        return rollup
+    }
+}
