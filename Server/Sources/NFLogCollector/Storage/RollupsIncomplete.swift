@@ -6,7 +6,7 @@ public struct RollupsIncomplete: Error, Sendable, CustomStringConvertible {
     /// An upper bound on the stored events still to be added.
     public let remaining: Int64
 
-    public init(remaining: Int64) {
+    init(remaining: Int64) {
         self.remaining = remaining
     }
 

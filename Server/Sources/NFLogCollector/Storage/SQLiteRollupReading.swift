@@ -72,21 +72,64 @@ enum SQLiteRollupReading {
                            events: r.int64(at: 2))
             }
         }
-        if !range.edges.isEmpty {
-            // Within one hour each: through events_hours, the hour bound in its own expression.
-            let edge = try c.prepare("""
-                SELECT \(eventColumns) FROM events e INDEXED BY events_hours JOIN contexts c ON c.id = e.context_id
-                WHERE e.app = ?1 AND e.timestamp_ms / 3600000 = ?2 / 3600000 AND e.timestamp_ms >= ?2 AND e.timestamp_ms < ?3
-                    AND (?4 IS NULL OR c.app_version = ?4)
+        try addEdges(c, app: app, range: range, appVersion: filter.appVersion, to: &rollup)
+        return rollup
+    }
+
+    /// What a series needs by hour from `from` to `to`: each hour's events (keyed by source only)
+    /// and its network round trips' buckets, and the parts of an hour at either end from the
+    /// events (all their keys).
+    static func hourly(_ c: SQLiteConnection, app: String, from: Int64, to: Int64,
+                       appVersion: String?) throws(SQLiteError) -> HourlyRollup {
+        let range = RollupRange(from: from, to: to)
+        var rollup = HourlyRollup()
+        if let hours = range.hours, let first = hours.from, let end = hours.to {
+            let version = appVersion == nil ? "" : " AND app_version = ?4"
+            let events = try c.prepare("""
+                SELECT hour, source, sum(events) FROM event_hours WHERE app = ?1 AND hour >= ?2 AND hour < ?3\(version)
+                GROUP BY hour, source
                 """)
-            for part in range.edges {
-                try edge.bind(app, at: 1)
-                try edge.bind(part.from, at: 2)
-                try edge.bind(part.to, at: 3)
-                if let version = filter.appVersion { try edge.bind(version, at: 4) } else { try edge.bindNull(at: 4) }
-                try SQLiteEventStore.walk(edge) { add($0, from: 0, to: &rollup) }
+            let durations = try c.prepare("""
+                SELECT hour, bucket, sum(count) FROM duration_hours
+                WHERE app = ?1 AND hour >= ?2 AND hour < ?3\(version) AND type = 'network'
+                GROUP BY hour, bucket
+                """)
+            for statement in [events, durations] {
+                try statement.bind(app, at: 1)
+                try statement.bind(first, at: 2)
+                try statement.bind(end, at: 3)
+                if let appVersion { try statement.bind(appVersion, at: 4) }
+            }
+            try SQLiteEventStore.walk(events) { r in
+                rollup.add(HourlyRollup.EventKey(hour: r.int64(at: 0), appVersion: "", sdkName: "", sdkVersion: "", name: "", kind: "",
+                                                 type: "", source: r.text(at: 1) ?? ""),
+                           HourlyRollup.EventCounts(events: r.int64(at: 2)))
+            }
+            try SQLiteEventStore.walk(durations) { r in
+                rollup.add(HourlyRollup.DurationKey(hour: r.int64(at: 0), appVersion: "", name: "", type: "network", bucket: r.int64(at: 1)),
+                           count: r.int64(at: 2))
             }
         }
+        try addEdges(c, app: app, range: range, appVersion: appVersion, to: &rollup)
         return rollup
+    }
+
+    /// Adds the events of the range's parts of an hour.
+    private static func addEdges(_ c: SQLiteConnection, app: String, range: RollupRange, appVersion: String?,
+                                 to rollup: inout HourlyRollup) throws(SQLiteError) {
+        guard !range.edges.isEmpty else { return }
+        // Within one hour each: through events_hours, the hour bound in its own expression.
+        let edge = try c.prepare("""
+            SELECT \(eventColumns) FROM events e INDEXED BY events_hours JOIN contexts c ON c.id = e.context_id
+            WHERE e.app = ?1 AND e.timestamp_ms / 3600000 = ?2 / 3600000 AND e.timestamp_ms >= ?2 AND e.timestamp_ms < ?3
+                AND (?4 IS NULL OR c.app_version = ?4)
+            """)
+        for part in range.edges {
+            try edge.bind(app, at: 1)
+            try edge.bind(part.from, at: 2)
+            try edge.bind(part.to, at: 3)
+            if let appVersion { try edge.bind(appVersion, at: 4) } else { try edge.bindNull(at: 4) }
+            try SQLiteEventStore.walk(edge) { add($0, from: 0, to: &rollup) }
+        }
     }
 }

@@ -28,9 +28,17 @@ enum SeriesAnalysis {
 
     /// Reads in one snapshot, so each bucket's count and the walk that picks its ranks see the
     /// same rows.
-    static func series(_ c: SQLiteConnection, app: String, query: SeriesQuery) throws(SQLiteError) -> ReportSeries {
+    static func series(_ c: SQLiteConnection, app: String, query: SeriesQuery) throws -> ReportSeries {
         try c.execute("BEGIN")
         defer { c.rollbackIfNeeded() }  // read-only: there is nothing to commit
+        let (aggregates, omitted) = try aggregateSeries(c, app: app, query: query)
+        // Hours and days from the hourly rollups (RollupSeriesPoints, shared with PostgreSQL).
+        if RollupSeriesPoints.answers(query.bucket) {
+            if let remaining = try SQLiteRollupBackfill.remaining(c) { throw RollupsIncomplete(remaining: remaining) }
+            let rollup = try SQLiteRollupReading.hourly(c, app: app, from: query.from, to: query.to, appVersion: query.appVersion)
+            return ReportSeries(app: app, query: query, points: RollupSeriesPoints.points(rollup, bucket: query.bucket),
+                                aggregates: aggregates, aggregatesOmitted: omitted)
+        }
         let width = query.bucket.milliseconds
 
         // Timestamps are at least `from` ≥ 0 here, so integer division is the floor. The table is
@@ -66,7 +74,6 @@ enum SeriesAnalysis {
             ReportSeries.Point(start: bucket.start, events: bucket.events, webEvents: bucket.web,
                                network: ReportSeries.Network(network[bucket.start]?.summary ?? DurationSummary([])))
         }
-        let (aggregates, omitted) = try aggregateSeries(c, app: app, query: query)
         return ReportSeries(app: app, query: query, points: points, aggregates: aggregates, aggregatesOmitted: omitted)
     }
 

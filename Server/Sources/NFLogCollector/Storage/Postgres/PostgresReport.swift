@@ -33,6 +33,15 @@ enum PostgresReport {
         return DurationSummary(count: Int(row.0), p50Milliseconds: row.1, p95Milliseconds: row.2, meanMilliseconds: row.3)
     }
 
+    /// Throws ``RollupsIncomplete`` while the backfill has events left to add.
+    static func checkRollupsComplete(_ c: PostgresConnection, logger: Logger) async throws {
+        for try await remaining in try await c.query(
+            "SELECT sum(last_event - next_event + 1)::int8 FROM rollup_backfill WHERE next_event <= last_event", logger: logger
+        ).decode(Int64?.self) {
+            if let remaining { throw RollupsIncomplete(remaining: remaining) }
+        }
+    }
+
     /// Runs inside the caller's transaction, which it makes a read-only snapshot (its first
     /// statement), so every count and summary sees the same rows. A filter's time range and app
     /// version add their conditions to every query (``PostgresQuery/StringInterpolation``'s
@@ -41,11 +50,7 @@ enum PostgresReport {
                         logger: Logger) async throws -> AnalyticsReport {
         try await c.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
 
-        for try await remaining in try await c.query(
-            "SELECT sum(last_event - next_event + 1)::int8 FROM rollup_backfill WHERE next_event <= last_event", logger: logger
-        ).decode(Int64?.self) {
-            if let remaining { throw RollupsIncomplete(remaining: remaining) }
-        }
+        try await checkRollupsComplete(c, logger: logger)
         // The events' counts, versions, use cases and round trips from the hourly rollups,
         // summed by the code SQLite's report uses.
         let sections = RollupSections(try await PostgresRollupReading.rollup(c, app: app, filter: filter, logger: logger),

@@ -57,17 +57,50 @@ enum PostgresRollupReading {
                 rollup.add(HourlyRollup.OriginKey(hour: -1, appVersion: appVersion, origin: origin), events: events)
             }
         }
+        try await addEdges(c, app: app, range: range, appVersion: filter.appVersion, logger: logger, to: &rollup)
+        return rollup
+    }
+
+    /// What a series needs by hour, as ``SQLiteRollupReading/hourly(_:app:from:to:appVersion:)``.
+    static func hourly(_ c: PostgresConnection, app: String, from: Int64, to: Int64, appVersion: String?,
+                       logger: Logger) async throws -> HourlyRollup {
+        let range = RollupRange(from: from, to: to)
+        var rollup = HourlyRollup()
+        if let hours = range.hours, let first = hours.from, let end = hours.to {
+            for try await (hour, source, events) in try await c.query("""
+                SELECT hour, source, sum(events)::int8 FROM event_hours_now
+                WHERE app = \(app) AND hour >= \(first) AND hour < \(end) AND (\(appVersion)::text IS NULL OR app_version = \(appVersion)::text)
+                GROUP BY hour, source
+                """, logger: logger).decode((Int64, String, Int64).self) {
+                rollup.add(HourlyRollup.EventKey(hour: hour, appVersion: "", sdkName: "", sdkVersion: "", name: "", kind: "", type: "",
+                                                 source: source), HourlyRollup.EventCounts(events: events))
+            }
+            for try await (hour, bucket, count) in try await c.query("""
+                SELECT hour, bucket, sum(count)::int8 FROM duration_hours_now
+                WHERE app = \(app) AND hour >= \(first) AND hour < \(end) AND (\(appVersion)::text IS NULL OR app_version = \(appVersion)::text)
+                    AND type = 'network'
+                GROUP BY hour, bucket
+                """, logger: logger).decode((Int64, Int64, Int64).self) {
+                rollup.add(HourlyRollup.DurationKey(hour: hour, appVersion: "", name: "", type: "network", bucket: bucket), count: count)
+            }
+        }
+        try await addEdges(c, app: app, range: range, appVersion: appVersion, logger: logger, to: &rollup)
+        return rollup
+    }
+
+    /// Adds the events of the range's parts of an hour.
+    private static func addEdges(_ c: PostgresConnection, app: String, range: RollupRange, appVersion: String?, logger: Logger,
+                                 to rollup: inout HourlyRollup) async throws {
         for part in range.edges {
             // Within one hour: through events_hours, the hour in its own expression.
             for try await row in try await c.query("""
                 SELECT \(unescaped: eventColumns) FROM events e JOIN contexts c ON c.id = e.context_id
                 WHERE e.app = \(app) AND e.timestamp_ms / 3600000 = \(part.from / HourlyRollup.hourMilliseconds)
                     AND e.timestamp_ms >= \(part.from) AND e.timestamp_ms < \(part.to)
-                    AND (\(filter.appVersion)::text IS NULL OR c.app_version = \(filter.appVersion)::text)
+                    AND (\(appVersion)::text IS NULL OR c.app_version = \(appVersion)::text)
                 """, logger: logger).decode(EventRow.self) {
                 add(row, to: &rollup)
             }
         }
-        return rollup
     }
 }

@@ -36,6 +36,15 @@ enum PostgresSeries {
     /// Runs inside the caller's transaction, which it makes a read-only snapshot.
     static func series(_ c: PostgresConnection, app: String, query: SeriesQuery, logger: Logger) async throws -> ReportSeries {
         try await c.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+        // Hours and days from the hourly rollups (RollupSeriesPoints, shared with SQLite).
+        if RollupSeriesPoints.answers(query.bucket) {
+            try await PostgresReport.checkRollupsComplete(c, logger: logger)
+            let rollup = try await PostgresRollupReading.hourly(c, app: app, from: query.from, to: query.to, appVersion: query.appVersion,
+                                                                logger: logger)
+            let (aggregates, omitted) = try await aggregateSeries(c, app: app, query: query, logger: logger)
+            return ReportSeries(app: app, query: query, points: RollupSeriesPoints.points(rollup, bucket: query.bucket),
+                                aggregates: aggregates, aggregatesOmitted: omitted)
+        }
         let width = query.bucket.milliseconds
 
         // Timestamps are at least `from` ≥ 0 here, so integer division is the floor.
@@ -59,7 +68,13 @@ enum PostgresSeries {
             ReportSeries.Point(start: bucket.start, events: bucket.events, webEvents: bucket.web,
                                network: ReportSeries.Network(network[bucket.start] ?? DurationSummary([])))
         }
+        let (aggregates, omitted) = try await aggregateSeries(c, app: app, query: query, logger: logger)
+        return ReportSeries(app: app, query: query, points: points, aggregates: aggregates, aggregatesOmitted: omitted)
+    }
 
+    /// The aggregated names with the most events in the range, each measure merged per bucket.
+    private static func aggregateSeries(_ c: PostgresConnection, app: String, query: SeriesQuery, logger: Logger) async throws
+        -> (aggregates: [String: [String: [ReportSeries.MeasurePoint]]], omitted: Int) {
         // The names with the most events (summed exactly: a device may claim counts near 2^63 - 1),
         // ties by name in bytes, as on SQLite.
         var listed: [String] = []
@@ -84,6 +99,6 @@ enum PostgresSeries {
                 walk.add(name: name, start: start, count: count, measures: measures)
             }
         }
-        return ReportSeries(app: app, query: query, points: points, aggregates: walk.finish(), aggregatesOmitted: allNames - listed.count)
+        return (walk.finish(), allNames - listed.count)
     }
 }
