@@ -34,7 +34,7 @@ struct Run: AsyncParsableCommand {
 
     /// The phases, named as `--only` takes them.
     enum Phase: String, CaseIterable {
-        case logCall = "log-call", durable, e2e, faults, collector, memory, aggregate, instrumentation, outputs, postgres
+        case logCall = "log-call", durable, e2e, faults, collector, memory, aggregate, instrumentation, outputs, postgres, analytics
     }
 
     func run() async throws {
@@ -55,6 +55,8 @@ struct Run: AsyncParsableCommand {
         if only.contains(.outputs) { sync(); try await outputs(&report) }
         // PostgresPhase.swift: its own throwaway cluster (scripts/postgres), skipped without one.
         if only.contains(.postgres) { sync(); try await PostgresPhase.run(&report, quick: quick) }
+        // AnalyticsPhase.swift: report and series over a store of make-report-db's mix.
+        if only.contains(.analytics) { sync(); try await AnalyticsPhase.run(&report, quick: quick) }
         report.figures["machine_cpus"] = Double(ProcessInfo.processInfo.activeProcessorCount)
         report.figures["quick"] = quick ? 1 : 0
         print(report.lines.joined(separator: "\n"))
@@ -292,10 +294,6 @@ struct Run: AsyncParsableCommand {
     private func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
-    }
-
-    private func padded(_ label: String) -> String {
-        label.padding(toLength: max(label.count + 1, 38), withPad: " ", startingAt: 0)
     }
 }
 

@@ -77,3 +77,8 @@ func runChild(_ name: String? = nil, _ arguments: [String]) throws -> (succeeded
     process.waitUntilExit()
     return (process.terminationReason == .exit && process.terminationStatus == 0, String(decoding: data, as: UTF8.self))
 }
+
+/// A report line's label, padded so that the figures line up.
+func padded(_ label: String) -> String {
+    label.padding(toLength: max(label.count + 1, 38), withPad: " ", startingAt: 0)
+}

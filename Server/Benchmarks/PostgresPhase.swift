@@ -186,10 +186,6 @@ enum PostgresPhase {
         }
         return stored
     }
-
-    private static func padded(_ label: String) -> String {
-        label.padding(toLength: max(label.count + 1, 38), withPad: " ", startingAt: 0)
-    }
 }
 
 /// A PostgreSQL server for the phase: NFLOG_POSTGRES_URL's, or a throwaway cluster of
@@ -320,6 +316,13 @@ final class CollectorChild {
             throw BenchError("nflog-collector \(process.arguments?.joined(separator: " ") ?? "") did not start (built beside nflog-bench? scripts/bench builds it): \(stderr.suffix(500))")
         }
         return CollectorChild(process: process, url: url, log: log)
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    /// Whether the collector's log (its standard error) holds `text` yet.
+    func logContains(_ text: String) -> Bool {
+        ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains(text)
     }
 
     /// User and system CPU seconds used so far (/proc/PID/stat).
