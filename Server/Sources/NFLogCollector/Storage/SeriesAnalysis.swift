@@ -1,7 +1,8 @@
 import Foundation
 @_spi(NFLogShared) import NFLogSupport
 
-/// ``SQLiteEventStore``'s ``ReportSeries``, in memory that does not grow with the events: the
+/// ``SQLiteEventStore``'s ``ReportSeries``, in memory that does not grow with the events. Hours
+/// and days come from the hourly rollups (``RollupSeriesPoints``); for seconds and minutes the
 /// counts per bucket are one grouped query (at most ``SeriesQuery/maxBuckets`` rows); the network
 /// percentiles one walk in (bucket, duration) order, each bucket's picked by ``SortedDurations``
 /// from the count the grouped query gave; the aggregates one walk per listed name in start

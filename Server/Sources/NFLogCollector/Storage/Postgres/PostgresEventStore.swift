@@ -19,7 +19,9 @@ import Synchronization
 ///   a batch's transaction, under an advisory lock; ``dropEvents(receivedBefore:)`` drops whole days.
 /// - The schema migrates itself at ``init(url:poolSize:passwordFile:logger:)`` (``PostgresSchema``).
 ///
-/// Reads go through the same pool. The report is computed in PostgreSQL (counts, nearest-rank
+/// Reads go through the same pool. The report's event sections come from the hourly rollups,
+/// summed by the code SQLite's report uses (``RollupSections``); the rest is computed in
+/// PostgreSQL (counts, nearest-rank
 /// percentiles with `percentile_disc`, ordered means) and equals SQLite's for the same batches;
 /// exports stream their rows: neither holds the events in memory. A report, a lookup, the app
 /// list and an export page are stopped past ``readTimeLimit``, as SQLite's are.

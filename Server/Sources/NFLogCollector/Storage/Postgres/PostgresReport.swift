@@ -4,7 +4,9 @@ import Logging
 import PostgresNIO
 
 /// ``PostgresEventStore``'s report: the same figures as ``SQLiteEventStore``'s for the same stored
-/// batches, computed in PostgreSQL.
+/// batches. The events' counts, versions, use cases and round trips come from the hourly rollups
+/// (``PostgresRollupReading``), turned into the report by ``RollupSections`` as on SQLite; the
+/// sessions, server splits, funnels and aggregates are computed in PostgreSQL, as follows.
 ///
 /// Memory does not grow with the events: counts are SQL aggregates, and each duration summary is
 /// one row per group, its percentiles picked by `percentile_disc`, whose rank ⌈p × n⌉ is the

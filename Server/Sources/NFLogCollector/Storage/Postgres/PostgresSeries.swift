@@ -6,7 +6,8 @@ import PostgresNIO
 /// ``PostgresEventStore``'s ``ReportSeries``: the same figures as ``SeriesAnalysis`` gives on
 /// SQLite for the same stored batches.
 ///
-/// The counts and the network summaries are one grouped row per bucket (at most
+/// Hours and days come from the hourly rollups (``RollupSeriesPoints``, as on SQLite). For
+/// seconds and minutes, the counts and the network summaries are one grouped row per bucket (at most
 /// ``SeriesQuery/maxBuckets``), the percentiles by `percentile_disc`, the nearest rank, as the
 /// report's (``PostgresReport/summaryColumns(_:)``). The aggregates stream one listed name at a
 /// time in (start, id) order, SQLite's, into ``SeriesAggregateWalk``, which merges the sketches.
