@@ -89,52 +89,28 @@ enum RollupFixtures {
     }
 
     /// The rollup of the app's stored events, computed here from the store's export (the raw
-    /// events as a third party reads them), with this test's own reading of the rules: a use case
-    /// is given up when abandoned or ended with `completed` false, 0 or "false"; a duration is
-    /// measured for a completed use case or a network span not abandoned.
+    /// events as a third party reads them, ``RollupReportTests/exported(_:app:)``), with this
+    /// test's own reading of the rules: a use case is given up when abandoned or ended with
+    /// `completed` false, 0 or "false"; a duration is measured for a completed use case or a
+    /// network span not abandoned.
     static func expected(_ store: any EventStore, app: String) async throws -> HourlyRollup {
-        let lines = Mutex<[[UInt8]]>([])
-        try await store.exportEvents(app: app) { line in lines.withLock { $0.append(line) } }
         var rollup = HourlyRollup()
-        for line in lines.withLock({ $0 }) {
-            guard case .object(let event) = try JSONParser.parse(line), case .object(let context)? = event["context"] else {
-                throw CancellationError()
+        for event in try await RollupReportTests.exported(store, app: app) {
+            // Given up: use cases only (the export's reading applies to every span).
+            let givenUp = event.kind == "span" && event.type == "usecase" && event.givenUp
+            let measured = event.kind == "span" && ((event.type == "usecase" && !givenUp) || (event.type == "network" && !event.abandoned))
+            let hour = event.timestamp / Self.hour
+            rollup.add(HourlyRollup.EventKey(hour: hour, appVersion: event.appVersion, sdkName: event.sdkName, sdkVersion: event.sdkVersion,
+                                             name: event.name, kind: event.kind, type: event.type, source: event.web ? "web" : "native"),
+                       HourlyRollup.EventCounts(events: 1, abandoned: event.abandoned ? 1 : 0, givenUp: givenUp ? 1 : 0,
+                                                measured: measured ? 1 : 0,
+                                                durationMicros: measured ? Int64((event.duration * 1_000).rounded()) : 0))
+            if measured {
+                rollup.add(HourlyRollup.DurationKey(hour: hour, appVersion: event.appVersion, name: event.name, type: event.type,
+                                                    bucket: DurationBucket.key(event.duration)), count: 1)
             }
-            func text(_ object: JSONObject, _ key: String) -> String? {
-                if case .string(let value)? = object[key] { return value } else { return nil }
-            }
-            let kind = try #require(text(event, "kind")), type = try #require(text(event, "type")), name = try #require(text(event, "name"))
-            guard case .number(let time)? = event["timestamp"], let timestamp = time.integer else { throw CancellationError() }
-            let abandoned = event["abandoned"] == .bool(true)
-            let web = text(event, "source") == "web"
-            var givenUp: Int64 = 0
-            if kind == "span", type == "usecase" {
-                var no = false
-                if case .object(let end)? = event["end_parameters"] {
-                    switch end["completed"] {
-                    case .bool(false)?, .string("false")?: no = true
-                    case .number(let number)?: no = number.double == 0
-                    default: break
-                    }
-                }
-                givenUp = abandoned || no ? 1 : 0
-            }
-            var duration: Double?
-            if case .number(let number)? = event["duration_ms"] { duration = number.double }
-            let measured = kind == "span" && ((type == "usecase" && givenUp == 0) || (type == "network" && !abandoned))
-            let appVersion = try #require(text(context, "app_version"))
-            let hour = timestamp / Self.hour
-            rollup.add(HourlyRollup.EventKey(hour: hour, appVersion: appVersion, sdkName: try #require(text(context, "sdk_name")),
-                                             sdkVersion: try #require(text(context, "sdk_version")),
-                                             name: name, kind: kind, type: type, source: web ? "web" : "native"),
-                       HourlyRollup.EventCounts(events: 1, abandoned: abandoned ? 1 : 0, givenUp: givenUp, measured: measured ? 1 : 0,
-                                                durationMicros: measured ? Int64(((duration ?? 0) * 1_000).rounded()) : 0))
-            if measured, let duration {
-                rollup.add(HourlyRollup.DurationKey(hour: hour, appVersion: appVersion, name: name, type: type,
-                                                    bucket: DurationBucket.key(duration)), count: 1)
-            }
-            if web, let origin = text(event, "origin") {
-                rollup.add(HourlyRollup.OriginKey(hour: hour, appVersion: appVersion, origin: origin), events: 1)
+            if event.web, let origin = event.origin {
+                rollup.add(HourlyRollup.OriginKey(hour: hour, appVersion: event.appVersion, origin: origin), events: 1)
             }
         }
         return rollup
@@ -357,7 +333,8 @@ struct RollupReportTests {
 
     /// What the test needs of each stored event, read from the export.
     struct Event {
-        let timestamp: Int64, name: String, kind: String, type: String, appVersion: String, origin: String?
+        let timestamp: Int64, name: String, kind: String, type: String, appVersion: String, sdkName: String, sdkVersion: String
+        let origin: String?
         let web: Bool, abandoned: Bool, givenUp: Bool, duration: Double
     }
 
@@ -368,7 +345,8 @@ struct RollupReportTests {
             guard case .object(let event) = try JSONParser.parse(line), case .object(let context)? = event["context"],
                   case .string(let name)? = event["name"], case .string(let kind)? = event["kind"], case .string(let type)? = event["type"],
                   case .number(let time)? = event["timestamp"], let timestamp = time.integer,
-                  case .string(let appVersion)? = context["app_version"] else { throw CancellationError() }
+                  case .string(let appVersion)? = context["app_version"], case .string(let sdkName)? = context["sdk_name"],
+                  case .string(let sdkVersion)? = context["sdk_version"] else { throw CancellationError() }
             var origin: String?
             if case .string(let value)? = event["origin"] { origin = value }
             var duration = 0.0
@@ -382,7 +360,8 @@ struct RollupReportTests {
                 default: break
                 }
             }
-            return Event(timestamp: timestamp, name: name, kind: kind, type: type, appVersion: appVersion, origin: origin,
+            return Event(timestamp: timestamp, name: name, kind: kind, type: type, appVersion: appVersion, sdkName: sdkName,
+                         sdkVersion: sdkVersion, origin: origin,
                          web: event["source"] == .string("web"), abandoned: abandoned, givenUp: abandoned || notCompleted,
                          duration: duration)
         }

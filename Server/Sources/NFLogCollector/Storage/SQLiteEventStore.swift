@@ -76,29 +76,11 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         }
     }
 
-    /// Steps the backfill until it is done or the store closes; a failed step is retried a second
-    /// later (the cursor did not move). Progress goes to the log every 100,000 events or so.
+    /// Steps the backfill until it is done or the store closes (``RollupBackfillLoop``).
     private func runBackfill() async {
-        logger.info("adding the events stored before the hourly rollups to them, beside uploads")
-        var added = 0
-        var logged = 0
-        while !Task.isCancelled {
-            do {
-                guard let progress = try await onQueue({ c, s in try SQLiteRollupBackfill.step(c, s.rollups) }) else {
-                    logger.info("the hourly rollups hold every stored event", metadata: ["added": "\(added)"])
-                    return
-                }
-                added += progress.added
-                if added - logged >= 100_000 {
-                    logged = added
-                    logger.info("adding stored events to the hourly rollups",
-                                metadata: ["added": "\(added)", "row_ids_left": "\(progress.remaining)"])
-                }
-            } catch {
-                if Task.isCancelled { return }
-                logger.warning("adding stored events to the hourly rollups failed; retried in 1 s", metadata: ["error": "\(error)"])
-                try? await Task.sleep(for: .seconds(1))
-            }
+        await RollupBackfillLoop.run(logger: logger) {
+            guard let progress = try await onQueue({ c, s in try SQLiteRollupBackfill.step(c, s.rollups) }) else { return .done }
+            return .added(progress.added, remaining: progress.remaining)
         }
     }
 

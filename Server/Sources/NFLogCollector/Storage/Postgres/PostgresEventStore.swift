@@ -99,38 +99,11 @@ public final class PostgresEventStore: EventStore, Sendable {
         }
     }
 
-    /// Steps the backfill until it is done (at once when there is none) or the store closes.
-    /// While another collector holds it, or after a failed step, it tries again a second later.
+    /// Steps the backfill until it is done (at once when there is none) or the store closes
+    /// (``RollupBackfillLoop``).
     private static func backfill(_ client: PostgresClient, _ logger: Logger) async {
-        var added = 0
-        var logged = 0
-        var announced = false
-        while !Task.isCancelled {
-            do {
-                let step = try await client.withConnection { try await PostgresRollupBackfill.step($0, logger: logger) }
-                switch step {
-                case .done:
-                    if announced { logger.info("the hourly rollups hold every stored event", metadata: ["added": "\(added)"]) }
-                    return
-                case .busy:
-                    try? await Task.sleep(for: .seconds(1))
-                case .added(let count, let remaining):
-                    if !announced {
-                        announced = true
-                        logger.info("adding the events stored before the hourly rollups to them, beside uploads")
-                    }
-                    added += count
-                    if added - logged >= 100_000 {
-                        logged = added
-                        logger.info("adding stored events to the hourly rollups",
-                                    metadata: ["added": "\(added)", "row_ids_left_for_this_app": "\(remaining)"])
-                    }
-                }
-            } catch {
-                if Task.isCancelled { return }
-                logger.warning("adding stored events to the hourly rollups failed; retried in 1 s", metadata: ["error": "\(error)"])
-                try? await Task.sleep(for: .seconds(1))
-            }
+        await RollupBackfillLoop.run(logger: logger) {
+            try await client.withConnection { try await PostgresRollupBackfill.step($0, logger: logger) }
         }
     }
 

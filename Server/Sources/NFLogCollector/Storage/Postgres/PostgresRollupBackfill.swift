@@ -6,17 +6,8 @@ import PostgresNIO
 /// through events_app_id, the cursor committed with the deltas it covers. One collector at a
 /// time (an advisory lock per step): two would add the same events twice.
 enum PostgresRollupBackfill {
-    enum Step: Sendable, Equatable {
-        /// Every event stored before the rollups is in them.
-        case done
-        /// Another collector holds the backfill's lock.
-        case busy
-        /// `added` events went in; about `remaining` row ids of the app are left.
-        case added(Int, remaining: Int64)
-    }
-
     static func step(_ connection: PostgresConnection, limit: Int = SQLiteRollupBackfill.stepSize,
-                     logger: Logger) async throws -> Step {
+                     logger: Logger) async throws -> RollupBackfillStep {
         try await connection.withTransaction(logger: logger) { c in
             var mine = false
             for try await taken in try await c.query("SELECT pg_try_advisory_xact_lock(\(PostgresSchema.backfillLock))",
