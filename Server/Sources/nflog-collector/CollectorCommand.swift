@@ -88,6 +88,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Keep events this many days (1 to 36500), by when the collector received them: older events and aggregates are dropped at start and then every hour, counted in stats as events_expired and aggregates_expired. Default: kept forever.")
     var retentionDays: Int?
 
+    @Option(help: "Keep the hourly rollups the report reads this many days (from --retention-days to 36500), by the hour of the devices' clocks: older hours are dropped with the events. Default: 400, or --retention-days if more. Needs --retention-days.")
+    var rollupRetentionDays: Int?
+
+    /// The retention the flags ask for, if any.
+    func retention() throws(CollectorError) -> Retention? {
+        try retentionDays.map { days throws(CollectorError) in try Retention(days: days, rollupDays: rollupRetentionDays) }
+    }
+
     func validate() throws {
         guard readTimeoutS.isFinite, readTimeoutS > 0, readTimeoutS <= 3_600 else {
             throw ValidationError("--read-timeout-s must be more than 0 and at most 3600")
@@ -110,9 +118,10 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--max-inflight-bytes-per-client must be at least 65536 (64 KiB, one piece of a body)")
         }
         do { _ = try TrustedProxies(trustedProxy) } catch { throw ValidationError(error.description) }
-        if let retentionDays {
-            do { _ = try Retention(days: retentionDays) } catch { throw ValidationError(error.description) }
+        if rollupRetentionDays != nil, retentionDays == nil {
+            throw ValidationError("--rollup-retention-days needs --retention-days: without it every event and rollup is kept")
         }
+        do { _ = try retention() } catch { throw ValidationError(error.description) }
     }
 
     func run() async throws {
@@ -135,7 +144,7 @@ struct Serve: AsyncParsableCommand {
         configuration.maxUploadsPerClient = maxUploadsPerClient
         configuration.maxInflightBytesPerClient = maxInflightBytesPerClient
         configuration.trustedProxies = try TrustedProxies(trustedProxy)
-        configuration.retention = try retentionDays.map { days throws(CollectorError) in try Retention(days: days) }
+        configuration.retention = try retention()
         if rateLimit > 0 {
             configuration.rateLimit = try RateLimit(requestsPerSecond: rateLimit, burst: rateBurst)
         }

@@ -236,6 +236,39 @@ struct RetentionSchedulerTests {
         }
     }
 
+    @Test("Rollups are kept 400 days, or the events' days if more, or as given from the events' days to 36500; whole hours older go")
+    func rollupDays() throws {
+        #expect(try Retention(days: 30).rollupDays == 400)
+        #expect(try Retention(days: 500).rollupDays == 500)
+        #expect(try Retention(days: 30, rollupDays: 30).rollupDays == 30)
+        #expect(try Retention(days: 30, rollupDays: 36_500).rollupDays == 36_500)
+        for rollupDays in [29, 0, -1, Retention.maxDays + 1] {
+            #expect(throws: CollectorError.self) { try Retention(days: 30, rollupDays: rollupDays) }
+        }
+        let day = RetentionFixtures.day, hour = HourlyRollup.hourMilliseconds
+        // 2 days kept at 10 days and half an hour: hours before day 8's first are dropped; the
+        // one the cutoff falls inside stays.
+        #expect(try Retention(days: 1, rollupDays: 2).rollupCutoffHour(now: 10 * day + hour / 2) == 8 * 24)
+        #expect(try Retention(days: 1, rollupDays: 2).rollupCutoffHour(now: day) == 0)
+    }
+
+    @Test("Each run drops the rollups' old hours after the events, and a failure there is logged and left to the next run")
+    func rollupsDroppedEachRun() async throws {
+        let hours = Shared<[Int64]>([])
+        let retention = try Retention(days: 1, rollupDays: 3)
+        let scheduler = RetentionScheduler(retention: retention, logger: Logger(label: "test.retention"),
+                                           now: { 10 * RetentionFixtures.day },
+                                           dropRollups: { hour in
+                                               if hours.update({ $0.append(hour); return $0.count }) == 1 {
+                                                   throw SQLiteError(code: 5, message: "database is locked")
+                                               }
+                                               return 3
+                                           }, drop: { _ in 5 })
+        #expect(await scheduler.runOnce() == 5)
+        #expect(await scheduler.runOnce() == 5)
+        #expect(hours.current == [7 * 24, 7 * 24])
+    }
+
     @Test("A collector with retention drops old events at start and then on each interval; its stats say so",
           arguments: StoreKind.all)
     func runsAtStartAndOnSchedule(_ kind: StoreKind) async throws {

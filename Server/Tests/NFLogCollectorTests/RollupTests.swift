@@ -180,6 +180,35 @@ struct RollupTests {
         }
     }
 
+    @Test("Rollup retention drops every app's hours before the cutoff and keeps the later ones exactly; the report then counts the kept hours; a second run drops nothing",
+          arguments: StoreKind.all)
+    func retentionDropsOldHours(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await F.store(F.batches(seed: 41, count: 30), in: store, app: "shop")
+            try await F.store(F.batches(seed: 42, count: 8), in: store, app: "other")
+            let cut = F.t0 / F.hour + 2
+            /// The expected rows of the hours from `cut` on.
+            func kept(_ app: String) async throws -> HourlyRollup {
+                let all = try await F.expected(store, app: app)
+                var kept = HourlyRollup()
+                for (key, counts) in all.events where key.hour >= cut { kept.add(key, counts) }
+                for (key, count) in all.durations where key.hour >= cut { kept.add(key, count: count) }
+                for (key, events) in all.origins where key.hour >= cut { kept.add(key, events: events) }
+                return kept
+            }
+            let (shop, other) = (try await kept("shop"), try await kept("other"))
+            #expect(shop.events.count > 20 && shop.durations.count > 20)
+            #expect(try await F.rollup(store, app: "shop").events.keys.contains { $0.hour < cut })
+
+            #expect(try await store.dropRollups(hoursBefore: cut) > 0)
+            F.expectEqual(try await F.rollup(store, app: "shop"), shop)
+            F.expectEqual(try await F.rollup(store, app: "other"), other)
+            let report = try await store.report(app: "shop")
+            #expect(Int64(report.pointEvents + report.spanEvents) == shop.events.values.reduce(0) { $0 + $1.events })
+            #expect(try await store.dropRollups(hoursBefore: cut) == 0)
+        }
+    }
+
     @Test("The backfill resumes where it stopped: steps of a few events, the store closed and opened in between, add each event once")
     func backfillResumes() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-rollup-\(UUID().uuidString).sqlite").path

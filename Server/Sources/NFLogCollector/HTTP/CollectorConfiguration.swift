@@ -53,7 +53,8 @@ public struct CollectorConfiguration: Sendable {
     public var tls: CollectorTLS?
     /// How many connections at once, and how long and how slowly each may take.
     public var connections = ConnectionLimits()
-    /// How long events are kept, by the collector's receive time; `nil` (the default): forever.
+    /// How long events are kept, by the collector's receive time, and the hourly rollups, by the
+    /// devices' hours; `nil` (the default): both forever.
     public var retention: Retention?
 
     /// The clock the in-flight budget judges uploads' rates by; tests set it by hand.
@@ -75,6 +76,8 @@ public enum CollectorError: Error, Sendable, CustomStringConvertible {
     case developmentReadTokenNeedsLoopback(host: String)
     /// Retention is 1 to ``Retention/maxDays`` days.
     case invalidRetentionDays(Int)
+    /// Rollups are kept from the events' days (the first value: at least `eventDays`) to ``Retention/maxDays``.
+    case invalidRollupRetentionDays(Int, eventDays: Int)
 
     public var description: String {
         switch self {
@@ -84,6 +87,8 @@ public enum CollectorError: Error, Sendable, CustomStringConvertible {
             "refusing to listen on \(host) while the development read token dev-read-token is accepted: anyone could read. Use --host 127.0.0.1, or give --read-tokens FILE."
         case .invalidRetentionDays(let days):
             "--retention-days must be between 1 and \(Retention.maxDays) (got \(days)); leave it out to keep every event"
+        case .invalidRollupRetentionDays(let days, let eventDays):
+            "--rollup-retention-days must be between --retention-days (\(eventDays)) and \(Retention.maxDays) (got \(days)): the report reads the rollups, so they outlive the events they count"
         }
     }
 }

@@ -181,6 +181,10 @@ public protocol EventStore: Sendable {
     /// keeping a day's events until all of that day is before the cutoff. An event whose uuid is
     /// sent again after it was dropped is stored again.
     func dropEvents(receivedBefore cutoff: Int64) async throws -> Int
+    /// Rollup retention: drops the hourly rollups of every hour before `hour` (Unix hours of the
+    /// devices' clocks), in transactions of at most a day of one app's rows, and returns how many
+    /// rows went. The report then counts nothing before that hour.
+    func dropRollups(hoursBefore hour: Int64) async throws -> Int
     /// Closes the store; later calls fail.
     func close() async
 }

@@ -745,6 +745,26 @@ public final class PostgresEventStore: EventStore, Sendable {
         return dropped.events
     }
 
+    /// Deletes the rollups' rows of every hour before `hour`, keyed rows and deltas not yet
+    /// folded, one table per transaction. Only rows of old hours are locked: uploads, which
+    /// insert deltas, never wait; a fold adding to an hour being dropped waits for it, and a row
+    /// it leaves goes at the next run.
+    public func dropRollups(hoursBefore hour: Int64) async throws -> Int {
+        try checkOpen()
+        let logger = self.logger
+        var dropped = 0
+        for table in HourlyRollup.tableNames {
+            for name in [table, "\(table.dropLast(1))_deltas"] {
+                for try await rows in try await client.query(PostgresQuery(unsafeSQL: """
+                    WITH gone AS (DELETE FROM \(name) WHERE hour < \(hour) RETURNING 1) SELECT count(*) FROM gone
+                    """), logger: logger).decode(Int64.self) {
+                    dropped += Int(rows)
+                }
+            }
+        }
+        return dropped
+    }
+
     /// Stops the pool (its run task); later calls throw ``PostgresStoreError/closed``.
     public func close() async {
         closed.withLock { $0 = true }

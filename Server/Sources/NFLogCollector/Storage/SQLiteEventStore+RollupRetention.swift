@@ -1,0 +1,33 @@
+@_spi(NFLogShared) import NFLogSupport
+
+/// Rollup retention on SQLite: the rollups' old hours deleted a day of one app's rows at a time,
+/// each in its own transaction on the writer, so uploads are stored between them.
+extension SQLiteEventStore {
+    public func dropRollups(hoursBefore hour: Int64) async throws -> Int {
+        let apps = try await onWriter { c in try c.prepare("SELECT app FROM totals ORDER BY app").collect { $0.text(at: 0) ?? "" } }
+        var dropped = 0
+        for table in HourlyRollup.tableNames {
+            for app in apps {
+                while true {
+                    try Task.checkCancellation()
+                    // The app's oldest day of rows: the key starts with (app, hour), so both the
+                    // min() and the deletion read the primary key's range.
+                    let rows = try await onWriter { c in
+                        try c.transaction { () throws(SQLiteError) -> Int in
+                            let delete = try c.prepare("""
+                                DELETE FROM \(table) WHERE app = ?1 AND hour < min(?2, (SELECT min(hour) FROM \(table) WHERE app = ?1) + 24)
+                                """)
+                            try delete.bind(app, at: 1)
+                            try delete.bind(hour, at: 2)
+                            try delete.run()
+                            return c.changes
+                        }
+                    }
+                    dropped += rows
+                    if rows == 0 { break }
+                }
+            }
+        }
+        return dropped
+    }
+}
