@@ -35,6 +35,28 @@ struct RetentionCommandTests {
         #expect(!FileManager.default.fileExists(atPath: path))  // refused before the store was opened
     }
 
+    @Test("Rollup days below the events' days, or without --retention-days, are refused before anything starts, saying why",
+          arguments: [(["--retention-days", "30", "--rollup-retention-days", "10"], "between --retention-days (30) and 36500"),
+                      (["--rollup-retention-days", "500"], "needs --retention-days")])
+    func invalidRollupDays(flags: [String], expected: String) async throws {
+        let path = Self.temporaryPath()
+        let process = ChildProcess()
+        process.executableURL = Self.executable
+        process.arguments = ["serve", "--port", "0", "--db", path] + flags
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = Pipe()
+        try process.run()
+        let message = await Child.offPool { () -> String in
+            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+        #expect(process.terminationStatus != 0)
+        #expect(message.contains(expected), "\(message)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
     @Test("serve --retention-days 2 drops the events received more than two days ago at start, logs it, and counts them")
     func dropsAtStart() async throws {
         let path = Self.temporaryPath()
