@@ -244,27 +244,44 @@ struct RollupTests {
 
     // MARK: - Stores from before the rollups
 
-    /// Stores `batches` with today's code, then takes the store back to the schema before the
-    /// rollups (their tables dropped, the schema version lowered), as an older collector left it.
-    static func makeOldSQLiteStore(_ path: String, storing batches: [Batch]) async throws {
+    /// A schema before today's, that an older collector left.
+    enum OldSchema: Sendable {
+        /// Before any rollup (SQLite 10, PostgreSQL 6).
+        case beforeRollups
+        /// With the hourly rollups, before the funnels' (SQLite 11, PostgreSQL 7).
+        case beforeFunnels
+    }
+
+    /// Stores `batches` with today's code, then takes the store back to `schema` (the later
+    /// tables dropped, the schema version lowered), as an older collector left it.
+    static func makeOldSQLiteStore(_ path: String, _ schema: OldSchema = .beforeRollups, storing batches: [Batch]) async throws {
         let store = try SQLiteEventStore(path: path, durableCommits: false)
         try await F.store(batches, in: store, app: "shop")
         await store.close()
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
-        try connection.execute("""
-            DROP TABLE event_hours; DROP TABLE duration_hours; DROP TABLE origin_hours; DROP TABLE rollup_backfill;
-            PRAGMA user_version = 10;
-            """)
+        switch schema {
+        case .beforeRollups:
+            try connection.execute("""
+                DROP TABLE event_hours; DROP TABLE duration_hours; DROP TABLE origin_hours; DROP TABLE rollup_backfill;
+                DROP TABLE funnel_hours; PRAGMA user_version = 10;
+                """)
+        case .beforeFunnels:
+            try connection.execute("""
+                DROP TABLE funnel_hours; ALTER TABLE rollup_backfill DROP COLUMN next_run; ALTER TABLE rollup_backfill DROP COLUMN last_run;
+                ALTER TABLE rollup_backfill DROP COLUMN runs_received_before_ms; PRAGMA user_version = 11;
+                """)
+        }
     }
 
-    /// Runs `body` with a store of `kind` that was made before the rollups, holding `storedBefore`
+    /// Runs `body` with a store of `kind` that was made at `schema`, holding `storedBefore`
     /// (stored with today's code, then taken back to the older schema), and opened again now.
-    static func withUpgradedStore(_ kind: StoreKind, storedBefore: [Batch], _ body: (any EventStore) async throws -> Void) async throws {
+    static func withUpgradedStore(_ kind: StoreKind, from schema: OldSchema = .beforeRollups, storedBefore: [Batch],
+                                  _ body: (any EventStore) async throws -> Void) async throws {
         switch kind {
         case .sqlite:
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-rollup-\(UUID().uuidString).sqlite").path
             defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-            try await makeOldSQLiteStore(path, storing: storedBefore)
+            try await makeOldSQLiteStore(path, schema, storing: storedBefore)
             let store = try SQLiteEventStore(path: path, durableCommits: false)
             do { try await body(store) } catch {
                 await store.close()
@@ -278,12 +295,22 @@ struct RollupTests {
                 await old.close()
                 try await TestDatabase.withClient(url) { client in
                     let logger = Logger(label: "test")
-                    for table in ["event_hour", "duration_hour", "origin_hour"] {
+                    var tables = ["funnel_hour"]
+                    if case .beforeRollups = schema { tables += ["event_hour", "duration_hour", "origin_hour"] }
+                    for table in tables {
                         try await client.query(PostgresQuery(unsafeSQL: "DROP VIEW \(table)s_now"), logger: logger)
                         try await client.query(PostgresQuery(unsafeSQL: "DROP TABLE \(table)s, \(table)_deltas"), logger: logger)
                     }
-                    try await client.query("DROP TABLE rollup_backfill", logger: logger)
-                    try await client.query("DELETE FROM schema_migrations WHERE version = 7", logger: logger)
+                    switch schema {
+                    case .beforeRollups:
+                        try await client.query("DROP TABLE rollup_backfill", logger: logger)
+                        try await client.query("DELETE FROM schema_migrations WHERE version >= 7", logger: logger)
+                    case .beforeFunnels:
+                        try await client.query("""
+                            ALTER TABLE rollup_backfill DROP COLUMN next_run, DROP COLUMN last_run, DROP COLUMN runs_received_before_ms
+                            """, logger: logger)
+                        try await client.query("DELETE FROM schema_migrations WHERE version >= 8", logger: logger)
+                    }
                 }
                 let store = try await PostgresEventStore(url: url, poolSize: 4)
                 do { try await body(store) } catch {

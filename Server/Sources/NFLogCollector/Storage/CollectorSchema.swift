@@ -246,5 +246,25 @@ enum CollectorSchema {
                 SELECT 1, coalesce(min(id), 1), coalesce(max(id), 0), CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) + 1
                 FROM events;
             """),
+        // The funnels' rollup (FunnelRollup): per app, hour of the run's start, the run's app
+        // version, use case and step, the runs that reached the step and the abandoned runs that
+        // left at it, corrected by each batch that brings a run or a step of one. The runs stored
+        // before this migration are added by the same backfill (SQLiteRollupBackfill), after
+        // the events: `next_run` to `last_run` are the row ids still to go over, and a run in
+        // that range received before `runs_received_before_ms` is left to it (a batch with a new
+        // step of such a run changes nothing; the backfill reads all its steps later).
+        SQLiteMigration(version: 12, name: "funnel rollups", sql: """
+            CREATE TABLE funnel_hours (
+                app TEXT NOT NULL, hour INTEGER NOT NULL, app_version TEXT NOT NULL, use_case TEXT NOT NULL, step TEXT NOT NULL,
+                reached INTEGER NOT NULL, left_runs INTEGER NOT NULL,
+                PRIMARY KEY (app, hour, app_version, use_case, step)
+            ) WITHOUT ROWID;
+            ALTER TABLE rollup_backfill ADD COLUMN next_run INTEGER NOT NULL DEFAULT 1;
+            ALTER TABLE rollup_backfill ADD COLUMN last_run INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE rollup_backfill ADD COLUMN runs_received_before_ms INTEGER NOT NULL DEFAULT 0;
+            UPDATE rollup_backfill SET next_run = coalesce((SELECT min(id) FROM events), 1),
+                last_run = coalesce((SELECT max(id) FROM events), 0),
+                runs_received_before_ms = CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) + 1;
+            """),
     ]
 }

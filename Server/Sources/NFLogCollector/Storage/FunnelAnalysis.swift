@@ -11,10 +11,10 @@
 /// run *left* at its last step, the one with the latest device timestamp (ties: the greater name
 /// in byte order, so both stores agree).
 ///
-/// Memory does not grow with the runs: SQL reduces them to one row per (use case, step name),
-/// in (use case, most reached, name) order, each carrying its use case's number of step names and
-/// abandoned runs with a step; the walk keeps the first ``AnalyticsReport/UseCase/maxSteps`` of
-/// each listed use case. On SQLite the runs and their steps are read from two partial indexes
+/// The report reads the funnels of whole hours from their rollup (``FunnelRollup``); this query
+/// computes them from the events for the parts of an hour at a range's ends (and in tests, for
+/// all of it, to check the rollup). Memory does not grow with the runs: SQL reduces them to one
+/// row per (use case, step name). On SQLite the runs and their steps are read from two partial indexes
 /// (migration 10), events_runs (use-case spans in a transaction) and events_steps (events with a
 /// parent span), so an app that logs no transactions pays nothing here, and one that does pays in
 /// proportion to its runs' steps: the runs' steps once (how many runs reached each name), and the
@@ -29,29 +29,8 @@ enum FunnelAnalysis {
         var leftAtSteps = 0
     }
 
-    /// Gathers the rows of either store's funnel query, in their order.
-    struct Collector {
-        private(set) var funnels: [String: Funnel] = [:]
-        let listed: Set<String>
-
-        init(listed: Set<String>) {
-            self.listed = listed
-        }
-
-        mutating func add(useCase: String, step: String, reached: Int, left: Int, names: Int, leftAtSteps: Int) {
-            // Use cases past the listed ones are skipped, not kept.
-            guard listed.contains(useCase) else { return }
-            var funnel = funnels[useCase] ?? Funnel(names: names, leftAtSteps: leftAtSteps)
-            if funnel.steps.count < AnalyticsReport.UseCase.maxSteps {
-                funnel.steps.append(UseCaseStep(name: step, reached: reached, left: left))
-            }
-            funnels[useCase] = funnel
-        }
-    }
-
     /// The funnel's statement over the runs `selection` selects: rows of (use case, step,
-    /// reached, left, step names of the use case, its abandoned runs with a step), in (use case,
-    /// most reached, name) order.
+    /// reached, left).
     static func sql(_ selection: SQLiteReportSelection) -> String {
         // Runs are use-case spans in a transaction: `given_up` is set for use cases only, and
         // events_runs holds exactly those, so the runs, and each run's steps (events_steps,
@@ -79,28 +58,21 @@ enum FunnelAnalysis {
                 FROM \(runs) WHERE \(selected) AND u.given_up = 1
             ),
             lasts AS (SELECT use_case, step, count(*) AS left_here FROM abandoned WHERE step IS NOT NULL GROUP BY use_case, step)
-            SELECT r.use_case, r.step, r.reached, coalesce(l.left_here, 0), count(*) OVER w, sum(coalesce(l.left_here, 0)) OVER w
+            SELECT r.use_case, r.step, r.reached, coalesce(l.left_here, 0)
             FROM reached r LEFT JOIN lasts l ON l.use_case = r.use_case AND l.step = r.step
-            WINDOW w AS (PARTITION BY r.use_case)
-            ORDER BY r.use_case, r.reached DESC, r.step
             """
     }
 
-    /// Reads in the caller's transaction (the report's snapshot): the funnels of the use cases in
-    /// `names`, over the runs `selection` selects (by the run's start and context; all of a
-    /// selected run's steps count).
-    static func funnels(_ c: SQLiteConnection, app: String, names: Set<String>,
-                        selection: SQLiteReportSelection) throws(SQLiteError) -> [String: Funnel] {
-        guard !names.isEmpty else { return [:] }
+    /// Adds the funnel rows of the runs `selection` selects (by the run's start and context; all
+    /// of a selected run's steps count), read in the caller's transaction, as rows of hour −1.
+    static func add(_ c: SQLiteConnection, app: String, selection: SQLiteReportSelection,
+                    to funnel: inout FunnelRollup) throws(SQLiteError) {
         let rows = try c.prepare(sql(selection))
         try selection.bind(rows, app: app)
-        defer { rows.reset() }
-        var collector = Collector(listed: names)
-        while try rows.step() {
-            collector.add(useCase: rows.text(at: 0) ?? "", step: rows.text(at: 1) ?? "", reached: Int(rows.int64(at: 2)),
-                          left: Int(rows.int64(at: 3)), names: Int(rows.int64(at: 4)), leftAtSteps: Int(rows.int64(at: 5)))
+        try SQLiteEventStore.walk(rows) { row in
+            funnel.add(FunnelRollup.Key(hour: -1, appVersion: "", useCase: row.text(at: 0) ?? "", step: row.text(at: 1) ?? ""),
+                       FunnelRollup.Counts(reached: row.int64(at: 2), left: row.int64(at: 3)))
         }
-        return collector.funnels
     }
 }
 

@@ -35,3 +35,18 @@ extension SQLiteEventStore {
         }
     }
 }
+
+extension SQLiteEventStore {
+    /// The funnel rows for `filter` as the report reads them (``SQLiteRollupReading``), or
+    /// (`fromEvents`) computed from the events alone by ``FunnelAnalysis``, in one snapshot.
+    func funnelRows(app: String, filter: ReportFilter, fromEvents: Bool) async throws -> FunnelRollup {
+        try await onReadQueue(timeLimit: readTimeLimit) { c in
+            try c.execute("BEGIN")
+            defer { c.rollbackIfNeeded() }
+            guard fromEvents else { return try SQLiteRollupReading.funnels(c, app: app, filter: filter) }
+            var funnel = FunnelRollup()
+            try FunnelAnalysis.add(c, app: app, selection: SQLiteReportSelection(filter: filter), to: &funnel)
+            return funnel
+        }
+    }
+}

@@ -28,6 +28,8 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     /// are any; set once at the end of `init`, cancelled by ``close()``.
     private let backfill = Mutex<Task<Void, Never>?>(nil)
     private let logger: Logger
+    /// Row ids a backfill step reads (``SQLiteRollupBackfill/stepSize``).
+    private let backfillStep: Int
     public let path: String
 
     /// How long one read (a report, a lookup, the app list, a page of an export) may run before
@@ -45,8 +47,16 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     ///     reader indefinitely. It counts from when the read starts, not while it waits behind
     ///     another. ``exportEvents(app:line:)`` (the operator's local export) has no limit.
     ///   - logger: where the rollups' backfill says how far it got (a store from before them).
-    public init(path: String, durableCommits: Bool = true, readTimeLimit: Duration = .seconds(30),
-                logger: Logger = Logger(label: "nflog-collector.sqlite")) throws {
+    public convenience init(path: String, durableCommits: Bool = true, readTimeLimit: Duration = .seconds(30),
+                            logger: Logger = Logger(label: "nflog-collector.sqlite")) throws {
+        try self.init(path: path, durableCommits: durableCommits, readTimeLimit: readTimeLimit, logger: logger,
+                      backfillStep: SQLiteRollupBackfill.stepSize)
+    }
+
+    /// As the public initialiser, with the backfill's steps of `backfillStep` row ids (tests
+    /// take small ones, to store batches between them).
+    init(path: String, durableCommits: Bool, readTimeLimit: Duration, logger: Logger, backfillStep: Int) throws {
+        self.backfillStep = backfillStep
         self.readTimeLimit = readTimeLimit
         self.logger = logger
         self.path = path
@@ -67,9 +77,13 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         try reader.execute("PRAGMA query_only = 1")
         self.reader = reader
         self.checkpointer = try WALCheckpointer(path: path, writer: connection, writerQueue: queue)
-        // A first step now: a store of up to a step's events opens with its rollups complete.
+        // A first step of each kind now (the events, then the runs): a store of up to a step's
+        // events opens with its rollups complete.
         if try SQLiteRollupBackfill.isPending(connection), let statements {
-            _ = try SQLiteRollupBackfill.step(connection, statements.rollups)
+            _ = try SQLiteRollupBackfill.step(connection, statements.rollups, limit: backfillStep)
+            if try SQLiteRollupBackfill.isPending(connection) {
+                _ = try SQLiteRollupBackfill.step(connection, statements.rollups, limit: backfillStep)
+            }
             if try SQLiteRollupBackfill.isPending(connection) {
                 backfill.withLock { $0 = Task { await self.runBackfill() } }
             }
@@ -79,7 +93,10 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     /// Steps the backfill until it is done or the store closes (``RollupBackfillLoop``).
     private func runBackfill() async {
         await RollupBackfillLoop.run(logger: logger) {
-            guard let progress = try await onQueue({ c, s in try SQLiteRollupBackfill.step(c, s.rollups) }) else { return .done }
+            let limit = backfillStep
+            guard let progress = try await onQueue({ c, s in try SQLiteRollupBackfill.step(c, s.rollups, limit: limit) }) else {
+                return .done
+            }
             return .added(progress.added, remaining: progress.remaining)
         }
     }
@@ -97,6 +114,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     public init(readingOnly path: String, readTimeLimit: Duration = .seconds(30)) throws {
         self.readTimeLimit = readTimeLimit
         self.logger = Logger(label: "nflog-collector.sqlite")
+        self.backfillStep = SQLiteRollupBackfill.stepSize
         self.path = path
         let connection = try CollectorSchema.openForReading(path)
         try connection.execute("PRAGMA query_only = 1")
@@ -275,6 +293,9 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                 var abandoned = 0
                 var perName: [String: Int] = [:]
                 var rollup = HourlyRollup()
+                // The runs the batch's new events touch, and the row ids those events got.
+                var runKeys = Set<FunnelRollup.RunKey>()
+                var newIDs = Set<Int64>()
                 let insert = s.insertEvent
                 for event in batch.events {
                     try insert.bind(app, at: 1)
@@ -302,6 +323,11 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                                    sdkVersion: batch.sdkVersion)
                         accepted += 1
                         if event.abandoned { abandoned += 1 }
+                        let keys = FunnelRollup.runKeys(of: event, givenUp: givenUp)
+                        if !keys.isEmpty {
+                            runKeys.formUnion(keys)
+                            newIDs.insert(connection.lastInsertRowID)
+                        }
                         perName[event.name, default: 0] += 1
                     }
                 }
@@ -330,6 +356,10 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                     try s.upsertContextCount.run()
                 }
                 try s.rollups.add(rollup, app: app)
+                if !runKeys.isEmpty {
+                    try s.rollups.funnels.add(try s.rollups.funnels.corrections(app: app, context: context, appVersion: batch.context.appVersion,
+                                                                                keys: runKeys, newIDs: newIDs), app: app)
+                }
                 for (name, count) in perName {
                     try s.upsertName.bind(app, at: 1)
                     try s.upsertName.bind(name, at: 2)
@@ -545,7 +575,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         let sections = RollupSections(try SQLiteRollupReading.rollup(c, app: app, filter: filter), maxUseCases: maxUseCases)
         let listed = Set(sections.useCases.keys)
         let splits = try TransactionAnalysis.splits(c, app: app, names: listed, selection: selection)
-        let funnels = try FunnelAnalysis.funnels(c, app: app, names: listed, selection: selection)
+        let funnels = try SQLiteRollupReading.funnels(c, app: app, filter: filter).funnels(listed: listed)
 
         // A session lasts from its start to its last suspension; one never suspended, or
         // suspended before it started (a device's clock), is left out. A filter selects sessions

@@ -1,9 +1,10 @@
 @_spi(NFLogShared) import NFLogSupport
 
-/// Adds the events stored before the rollups existed (migration 11) to them, a bounded
-/// transaction at a time on the writer's queue, so uploads are stored between two steps and the
-/// memory used does not grow with the store. The cursor commits with the rows it covers: a
-/// collector stopped halfway resumes where it was, and no event is added twice.
+/// Adds the events stored before the rollups existed (migration 11) to them, then the runs stored
+/// before the funnels' rollup (migration 12) to it, a bounded transaction at a time on the
+/// writer's queue, so uploads are stored between two steps and the memory used does not grow
+/// with the store. Each cursor commits with the rows it covers: a collector stopped halfway
+/// resumes where it was, and nothing is added twice.
 enum SQLiteRollupBackfill {
     struct Progress: Sendable, Equatable {
         /// Events added by this step.
@@ -17,13 +18,16 @@ enum SQLiteRollupBackfill {
 
     /// Whether events stored before the rollups are still to be added.
     static func isPending(_ c: SQLiteConnection) throws(SQLiteError) -> Bool {
-        let cursor = try c.prepare("SELECT next_event <= last_event FROM rollup_backfill WHERE id = 1")
+        let cursor = try c.prepare("SELECT next_event <= last_event OR next_run <= last_run FROM rollup_backfill WHERE id = 1")
         return try cursor.collect { $0.int64(at: 0) }.first == 1
     }
 
     /// Row ids still to go over, `nil` when the rollups hold every stored event.
     static func remaining(_ c: SQLiteConnection) throws(SQLiteError) -> Int64? {
-        let cursor = try c.prepare("SELECT last_event - next_event + 1 FROM rollup_backfill WHERE id = 1 AND next_event <= last_event")
+        let cursor = try c.prepare("""
+            SELECT max(last_event - next_event + 1, 0) + max(last_run - next_run + 1, 0) FROM rollup_backfill
+            WHERE id = 1 AND (next_event <= last_event OR next_run <= last_run)
+            """)
         return try cursor.collect { $0.int64(at: 0) }.first
     }
 
@@ -33,7 +37,7 @@ enum SQLiteRollupBackfill {
         try c.transaction { () throws(SQLiteError) -> Progress? in
             let cursor = try c.prepare("SELECT next_event, last_event, received_before_ms FROM rollup_backfill WHERE id = 1")
             guard let (next, last, before) = try cursor.collect({ ($0.int64(at: 0), $0.int64(at: 1), $0.int64(at: 2)) }).first,
-                  next <= last else { return nil }
+                  next <= last else { return try runStep(c, statements, limit: limit) }
             let rows = try c.prepare("""
                 SELECT e.id, e.app, \(SQLiteRollupReading.eventColumns)
                 FROM events e JOIN contexts c ON c.id = e.context_id
@@ -57,5 +61,50 @@ enum SQLiteRollupBackfill {
             try advance.run()
             return Progress(added: added, remaining: max(last - reached, 0))
         }
+    }
+
+    /// A step over the runs stored before the funnels' rollup: the row ids of up to `limit`
+    /// events, each run among them added with every step it has now. `nil` once none is left.
+    private static func runStep(_ c: SQLiteConnection, _ statements: SQLiteRollupStatements,
+                                limit: Int) throws(SQLiteError) -> Progress? {
+        let cursor = try c.prepare("SELECT next_run, last_run, runs_received_before_ms FROM rollup_backfill WHERE id = 1")
+        guard let (next, last, before) = try cursor.collect({ ($0.int64(at: 0), $0.int64(at: 1), $0.int64(at: 2)) }).first,
+              next <= last else { return nil }
+        let end = min(last, next + Int64(limit) - 1)
+        // Each run with its steps (none: one row of NULLs), a run's rows together.
+        let rows = try c.prepare("""
+            SELECT u.id, u.app, c.app_version, u.name, u.timestamp_ms, u.given_up, s.id, s.name, s.timestamp_ms
+            FROM events u JOIN contexts c ON c.id = u.context_id
+            LEFT JOIN events s INDEXED BY events_steps ON s.app = u.app AND s.parent_span IS NOT NULL
+                AND s.transaction_id = u.transaction_id AND s.parent_span = u.span_id AND s.context_id = u.context_id
+            WHERE u.id >= ?1 AND u.id <= ?2 AND u.received_ms < ?3 AND u.given_up IS NOT NULL AND u.span_id IS NOT NULL
+            ORDER BY u.id
+            """)
+        try rows.bind(next, at: 1)
+        try rows.bind(end, at: 2)
+        try rows.bind(before, at: 3)
+        var funnels: [String: FunnelRollup] = [:]
+        var current: (id: Int64, app: String, run: FunnelRollup.Run, steps: [FunnelRollup.Step])?
+        func flush() {
+            if let done = current { funnels[done.app, default: FunnelRollup()].add(done.run, steps: done.steps, sign: 1) }
+        }
+        try SQLiteEventStore.walk(rows) { row in
+            let id = row.int64(at: 0)
+            if current?.id != id {
+                flush()
+                current = (id, row.text(at: 1) ?? "",
+                           FunnelRollup.Run(hour: row.int64(at: 4) / HourlyRollup.hourMilliseconds, appVersion: row.text(at: 2) ?? "",
+                                            useCase: row.text(at: 3) ?? "", givenUp: row.int64(at: 5) != 0), [])
+            }
+            if !row.isNull(at: 6) {
+                current?.steps.append(FunnelRollup.Step(id: row.int64(at: 6), name: row.text(at: 7) ?? "", timestamp: row.int64(at: 8)))
+            }
+        }
+        flush()
+        for (app, funnel) in funnels { try statements.funnels.add(funnel, app: app) }
+        let advance = try c.prepare("UPDATE rollup_backfill SET next_run = ?1 WHERE id = 1")
+        try advance.bind(end + 1, at: 1)
+        try advance.run()
+        return Progress(added: Int(end - next + 1), remaining: last - end)
     }
 }

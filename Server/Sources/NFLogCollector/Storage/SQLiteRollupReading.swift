@@ -76,6 +76,36 @@ enum SQLiteRollupReading {
         return rollup
     }
 
+    /// The funnel rows for `filter`'s range and app version: whole hours from `funnel_hours`,
+    /// summed over them, and the runs that start in the parts of an hour at either end from the
+    /// events (``FunnelAnalysis``).
+    static func funnels(_ c: SQLiteConnection, app: String, filter: ReportFilter) throws(SQLiteError) -> FunnelRollup {
+        let range = RollupRange(from: filter.from, to: filter.to)
+        var funnel = FunnelRollup()
+        if let hours = range.hours {
+            var conditions = ""
+            if hours.from != nil { conditions += " AND hour >= ?2" }
+            if hours.to != nil { conditions += " AND hour < ?3" }
+            if filter.appVersion != nil { conditions += " AND app_version = ?4" }
+            let rows = try c.prepare("""
+                SELECT use_case, step, sum(reached), sum(left_runs) FROM funnel_hours WHERE app = ?1\(conditions) GROUP BY use_case, step
+                """)
+            try rows.bind(app, at: 1)
+            if let from = hours.from { try rows.bind(from, at: 2) }
+            if let to = hours.to { try rows.bind(to, at: 3) }
+            if let version = filter.appVersion { try rows.bind(version, at: 4) }
+            try SQLiteEventStore.walk(rows) { r in
+                funnel.add(FunnelRollup.Key(hour: -1, appVersion: "", useCase: r.text(at: 0) ?? "", step: r.text(at: 1) ?? ""),
+                           FunnelRollup.Counts(reached: r.int64(at: 2), left: r.int64(at: 3)))
+            }
+        }
+        for part in range.edges {
+            let edge = ReportFilter(from: part.from, to: part.to, appVersion: filter.appVersion)
+            try FunnelAnalysis.add(c, app: app, selection: SQLiteReportSelection(filter: edge), to: &funnel)
+        }
+        return funnel
+    }
+
     /// What a series needs by hour from `from` to `to`: each hour's events (keyed by source only)
     /// and its network round trips' buckets, and the parts of an hour at either end from the
     /// events (all their keys).

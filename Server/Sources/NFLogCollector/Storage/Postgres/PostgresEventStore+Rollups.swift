@@ -33,3 +33,18 @@ extension PostgresEventStore {
         }
     }
 }
+
+extension PostgresEventStore {
+    /// The funnel rows for `filter` as the report reads them (``PostgresRollupReading``), or
+    /// (`fromEvents`) computed from the events alone, in one snapshot.
+    func funnelRows(app: String, filter: ReportFilter, fromEvents: Bool) async throws -> FunnelRollup {
+        let logger = Logger(label: "nflog-collector.postgres.rollups")
+        return try await read { c in
+            try await c.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
+            guard fromEvents else { return try await PostgresRollupReading.funnels(c, app: app, filter: filter, logger: logger) }
+            var funnel = FunnelRollup()
+            try await PostgresReport.addFunnels(c, app: app, filter: filter, logger: logger, to: &funnel)
+            return funnel
+        }
+    }
+}

@@ -74,9 +74,12 @@ public final class PostgresEventStore: EventStore, Sendable {
                     try await PostgresSchema.checkCurrent(connection, logger: logger)
                 } else {
                     _ = try await PostgresSchema.migrate(connection, logger: logger)
-                    // A first step now: a store of up to a step's events opens with its rollups
-                    // complete (unless another collector holds the backfill).
-                    _ = try await PostgresRollupBackfill.step(connection, logger: logger)
+                    // A first step of each kind now (the events, then the runs): a store of up to
+                    // a step's events opens with its rollups complete (unless another collector
+                    // holds the backfill).
+                    if case .added = try await PostgresRollupBackfill.step(connection, logger: logger) {
+                        _ = try await PostgresRollupBackfill.step(connection, logger: logger)
+                    }
                 }
             }
         } catch {
@@ -264,20 +267,28 @@ public final class PostgresEventStore: EventStore, Sendable {
         var abandoned = 0
         var perName: [String: Int] = [:]
         var rollup = HourlyRollup()
+        // The runs the new events touch, and the row ids those events got.
+        var runKeys = Set<FunnelRollup.RunKey>()
+        var newIDs = Set<Int64>()
         if !batch.events.isEmpty {
             let rows = try await c.query(insertEvents(columns, app: app, batch: batch.id, context: context, receivedAt: receivedAt),
                                          logger: logger)
             // Each uuid's first occurrence: the one stored (`input` keeps it).
             var first: [UUID: Int] = [:]
             for (index, event) in batch.events.enumerated() where first[event.id] == nil { first[event.id] = index }
-            for try await id in rows.decode(UUID.self) {
-                guard let index = first[id] else { continue }
+            for try await (uuid, rowID) in rows.decode((UUID, Int64).self) {
+                guard let index = first[uuid] else { continue }
                 let event = batch.events[index]
                 accepted += 1
                 if event.abandoned { abandoned += 1 }
                 perName[event.name, default: 0] += 1
                 rollup.add(RollupEvent(event, givenUp: columns.givenUps[index]), appVersion: batch.context.appVersion,
                            sdkName: batch.sdkName, sdkVersion: batch.sdkVersion)
+                let keys = FunnelRollup.runKeys(of: event, givenUp: columns.givenUps[index])
+                if !keys.isEmpty {
+                    runKeys.formUnion(keys)
+                    newIDs.insert(rowID)
+                }
             }
             if !rollup.isEmpty { try await c.query(PostgresRollups.insert(rollup, app: app), logger: logger) }
         }
@@ -353,6 +364,13 @@ public final class PostgresEventStore: EventStore, Sendable {
             VALUES (\(app), \(Int64(accepted)), \(Int64(duplicates)), \(Int64(isNew ? 1 : 0)), 1, \(Int64(abandoned)), \(pruned),
                     \(Int64(resets)), \(Int64(aggregates.accepted)), \(Int64(aggregates.duplicates)), \(aggregates.events), \(quarantined))
             """, logger: logger)
+        if !runKeys.isEmpty {
+            // Last in the transaction: the runs' locks are held to the commit, and the batch
+            // takes no other lock after them, so it never waits on anything while holding them.
+            let funnel = try await PostgresFunnels.corrections(c, app: app, context: context, appVersion: batch.context.appVersion,
+                                                               keys: runKeys, newIDs: newIDs, logger: logger)
+            if !funnel.isEmpty { try await c.query(PostgresRollups.insert(funnel, app: app), logger: logger) }
+        }
         return StoreResult(accepted: accepted + aggregates.accepted, duplicates: duplicates + aggregates.duplicates)
     }
 
@@ -402,7 +420,7 @@ public final class PostgresEventStore: EventStore, Sendable {
         }
     }
 
-    /// Inserts the new events; returns the uuid of each event stored now.
+    /// Inserts the new events; returns the uuid and row id of each event stored now.
     ///
     /// `input` keeps each uuid's first occurrence in the batch (a uuid twice in one batch: the
     /// second is a duplicate, as on SQLite). `fresh` claims the uuids in `event_ids`, in uuid
@@ -433,7 +451,7 @@ public final class PostgresEventStore: EventStore, Sendable {
                i.parameters, i.end_parameters, \(receivedAt), i.abandoned, i.given_up, i.transaction_id, i.parent_span, i.span_id, i.source, i.origin
         FROM input i JOIN fresh f USING (uuid)
         ORDER BY i.n
-        RETURNING uuid
+        RETURNING uuid, id
         """
     }
 

@@ -5,8 +5,9 @@ import PostgresNIO
 
 /// ``PostgresEventStore``'s report: the same figures as ``SQLiteEventStore``'s for the same stored
 /// batches. The events' counts, versions, use cases and round trips come from the hourly rollups
-/// (``PostgresRollupReading``), turned into the report by ``RollupSections`` as on SQLite; the
-/// sessions, server splits, funnels and aggregates are computed in PostgreSQL, as follows.
+/// and the funnels from theirs (``PostgresRollupReading``), turned into the report by
+/// ``RollupSections`` and ``FunnelRollup`` as on SQLite; the sessions, server splits and
+/// aggregates are computed in PostgreSQL, as follows.
 ///
 /// Memory does not grow with the events: counts are SQL aggregates, and each duration summary is
 /// one row per group, its percentiles picked by `percentile_disc`, whose rank ⌈p × n⌉ is the
@@ -38,7 +39,10 @@ enum PostgresReport {
     /// Throws ``RollupsIncomplete`` while the backfill has events left to add.
     static func checkRollupsComplete(_ c: PostgresConnection, logger: Logger) async throws {
         for try await remaining in try await c.query(
-            "SELECT sum(last_event - next_event + 1)::int8 FROM rollup_backfill WHERE next_event <= last_event", logger: logger
+            """
+            SELECT sum(greatest(last_event - next_event + 1, 0) + greatest(last_run - next_run + 1, 0))::int8 FROM rollup_backfill
+            WHERE next_event <= last_event OR next_run <= last_run
+            """, logger: logger
         ).decode(Int64?.self) {
             if let remaining { throw RollupsIncomplete(remaining: remaining) }
         }
@@ -62,7 +66,8 @@ enum PostgresReport {
         var funnels: [String: FunnelAnalysis.Funnel] = [:]
         if !listedNames.isEmpty {
             splits = try await serverSplits(c, app: app, names: listedNames, filter: filter, logger: logger)
-            funnels = try await self.funnels(c, app: app, names: listedNames, filter: filter, logger: logger)
+            funnels = try await PostgresRollupReading.funnels(c, app: app, filter: filter, logger: logger)
+                .funnels(listed: Set(listedNames))
         }
 
         // A session lasts from its start to its last suspension; one never suspended, or
@@ -84,19 +89,17 @@ enum PostgresReport {
                                sessions: sessions, aggregates: aggregates.names, aggregatesOmitted: aggregates.omitted)
     }
 
-    /// The funnels of the listed use cases, as ``FunnelAnalysis`` computes them on SQLite (the
-    /// same joins, the same order; names in byte order).
-    private static func funnels(_ c: PostgresConnection, app: String, names: [String], filter: ReportFilter,
-                                logger: Logger) async throws -> [String: FunnelAnalysis.Funnel] {
-        var collector = FunnelAnalysis.Collector(listed: Set(names))
-        for try await row in try await c.query("""
+    /// Adds the funnel rows of the runs `filter` selects, as ``FunnelAnalysis`` computes them on
+    /// SQLite (the same joins; names in byte order), as rows of hour −1.
+    static func addFunnels(_ c: PostgresConnection, app: String, filter: ReportFilter, logger: Logger,
+                           to funnel: inout FunnelRollup) async throws {
+        for try await (useCase, step, reached, left) in try await c.query("""
             WITH reached AS (
                 SELECT u.name AS use_case, s.name AS step, count(DISTINCT u.id) AS reached
                 FROM events u JOIN events s
                     ON s.app = \(app) AND s.parent_span IS NOT NULL AND s.transaction_id = u.transaction_id
                     AND s.parent_span = u.span_id AND s.context_id = u.context_id
-                WHERE u.app = \(app) AND u.span_id IS NOT NULL AND u.given_up IS NOT NULL
-                    AND u.name = ANY(\(names)::text[])\(selecting: filter, app: app, alias: "u")
+                WHERE u.app = \(app) AND u.span_id IS NOT NULL AND u.given_up IS NOT NULL\(selecting: filter, app: app, alias: "u")
                 GROUP BY u.name, s.name
             ),
             lasts AS (
@@ -108,20 +111,15 @@ enum PostgresReport {
                         ORDER BY s.timestamp_ms DESC, s.name COLLATE "C" DESC LIMIT 1
                     ) AS step
                     FROM events u
-                    WHERE u.app = \(app) AND u.span_id IS NOT NULL AND u.given_up
-                        AND u.name = ANY(\(names)::text[])\(selecting: filter, app: app, alias: "u")
+                    WHERE u.app = \(app) AND u.span_id IS NOT NULL AND u.given_up\(selecting: filter, app: app, alias: "u")
                 ) AS runs WHERE step IS NOT NULL GROUP BY use_case, step
             )
-            SELECT r.use_case, r.step, r.reached, coalesce(l.left_here, 0), count(*) OVER w,
-                   (sum(coalesce(l.left_here, 0)) OVER w)::int8
+            SELECT r.use_case, r.step, r.reached, coalesce(l.left_here, 0)
             FROM reached r LEFT JOIN lasts l ON l.use_case = r.use_case AND l.step = r.step
-            WINDOW w AS (PARTITION BY r.use_case)
-            ORDER BY r.use_case COLLATE "C", r.reached DESC, r.step COLLATE "C"
-            """, logger: logger).decode((String, String, Int64, Int64, Int64, Int64).self) {
-            collector.add(useCase: row.0, step: row.1, reached: Int(row.2), left: Int(row.3), names: Int(row.4),
-                          leftAtSteps: Int(row.5))
+            """, logger: logger).decode((String, String, Int64, Int64).self) {
+            funnel.add(FunnelRollup.Key(hour: -1, appVersion: "", useCase: useCase, step: step),
+                       FunnelRollup.Counts(reached: reached, left: left))
         }
-        return collector.funnels
     }
 
     /// The server split of the listed use cases, as ``TransactionAnalysis`` computes it on SQLite

@@ -1,10 +1,13 @@
 import Logging
 import PostgresNIO
 
-/// Adds the events stored before the rollups existed (schema version 7) to them, as SQLite's
-/// ``SQLiteRollupBackfill`` does: a bounded transaction at a time, one app's rows in id order
-/// through events_app_id, the cursor committed with the deltas it covers. One collector at a
-/// time (an advisory lock per step): two would add the same events twice.
+/// Adds the events stored before the rollups existed (schema version 7) to them, then the runs
+/// stored before the funnels' rollup (schema 8) to it, as SQLite's ``SQLiteRollupBackfill``
+/// does: a bounded transaction at a time, one app's rows in id order through events_app_id, the
+/// cursor committed with the deltas it covers. One collector at a time (an advisory lock per
+/// step): two would add the same events twice. A batch that touches a run the backfill has yet
+/// to add holds the same lock shared (``PostgresFunnels``), so a step never runs between its
+/// reading of the cursor and its commit.
 enum PostgresRollupBackfill {
     static func step(_ connection: PostgresConnection, limit: Int = SQLiteRollupBackfill.stepSize,
                      logger: Logger) async throws -> RollupBackfillStep {
@@ -22,7 +25,7 @@ enum PostgresRollupBackfill {
                 """, logger: logger).decode((String, Int64, Int64, Int64).self) {
                 cursor = row
             }
-            guard let cursor else { return .done }
+            guard let cursor else { return try await runStep(c, limit: limit, logger: logger) }
             var rollup = HourlyRollup()
             var added = 0
             var reached = cursor.last
@@ -45,5 +48,47 @@ enum PostgresRollupBackfill {
             try await c.query("UPDATE rollup_backfill SET next_event = \(reached + 1) WHERE app = \(cursor.app)", logger: logger)
             return .added(added, remaining: max(cursor.last - reached, 0))
         }
+    }
+
+    /// A step over an app's runs stored before the funnels' rollup: the row ids of up to `limit`
+    /// events from the cursor, each run among them added with every step it has now.
+    private static func runStep(_ c: PostgresConnection, limit: Int, logger: Logger) async throws -> RollupBackfillStep {
+        var cursor: (app: String, next: Int64, last: Int64, before: Int64)?
+        for try await row in try await c.query("""
+            SELECT app, next_run, last_run, runs_received_before_ms FROM rollup_backfill
+            WHERE next_run <= last_run ORDER BY app LIMIT 1
+            """, logger: logger).decode((String, Int64, Int64, Int64).self) {
+            cursor = row
+        }
+        guard let cursor else { return .done }
+        let end = min(cursor.last, cursor.next + Int64(limit) - 1)
+        var funnel = FunnelRollup()
+        var current: (id: Int64, run: FunnelRollup.Run, steps: [FunnelRollup.Step])?
+        func flush() {
+            if let done = current { funnel.add(done.run, steps: done.steps, sign: 1) }
+        }
+        // Each run with its steps (none: one row of NULLs), a run's rows together.
+        for try await (id, appVersion, name, timestamp, givenUp, stepID, stepName, stepTimestamp) in try await c.query("""
+            SELECT u.id, c.app_version, u.name, u.timestamp_ms, u.given_up, s.id, s.name, s.timestamp_ms
+            FROM events u JOIN contexts c ON c.id = u.context_id
+            LEFT JOIN events s ON s.app = u.app AND s.parent_span IS NOT NULL AND s.transaction_id = u.transaction_id
+                AND s.parent_span = u.span_id AND s.context_id = u.context_id
+            WHERE u.app = \(cursor.app) AND u.id >= \(cursor.next) AND u.id <= \(end) AND u.received_ms < \(cursor.before)
+                AND u.given_up IS NOT NULL AND u.span_id IS NOT NULL
+            ORDER BY u.id
+            """, logger: logger).decode((Int64, String, String, Int64, Bool, Int64?, String?, Int64?).self) {
+            if current?.id != id {
+                flush()
+                current = (id, FunnelRollup.Run(hour: timestamp / HourlyRollup.hourMilliseconds, appVersion: appVersion, useCase: name,
+                                                givenUp: givenUp), [])
+            }
+            if let stepID, let stepName, let stepTimestamp {
+                current?.steps.append(FunnelRollup.Step(id: stepID, name: stepName, timestamp: stepTimestamp))
+            }
+        }
+        flush()
+        if !funnel.isEmpty { try await c.query(PostgresRollups.insert(funnel, app: cursor.app), logger: logger) }
+        try await c.query("UPDATE rollup_backfill SET next_run = \(end + 1) WHERE app = \(cursor.app)", logger: logger)
+        return .added(Int(end - cursor.next + 1), remaining: cursor.last - end)
     }
 }

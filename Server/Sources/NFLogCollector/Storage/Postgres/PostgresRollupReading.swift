@@ -61,6 +61,31 @@ enum PostgresRollupReading {
         return rollup
     }
 
+    /// The funnel rows for `filter`'s range and app version, as
+    /// ``SQLiteRollupReading/funnels(_:app:filter:)``: whole hours from `funnel_hours_now`, the
+    /// runs that start in the parts of an hour at either end from the events.
+    static func funnels(_ c: PostgresConnection, app: String, filter: ReportFilter, logger: Logger) async throws -> FunnelRollup {
+        let range = RollupRange(from: filter.from, to: filter.to)
+        var funnel = FunnelRollup()
+        if let hours = range.hours {
+            let from = hours.from, to = hours.to, version = filter.appVersion
+            for try await (useCase, step, reached, left) in try await c.query("""
+                SELECT use_case, step, sum(reached)::int8, sum(left_runs)::int8 FROM funnel_hours_now
+                WHERE app = \(app) AND (\(from)::int8 IS NULL OR hour >= \(from)::int8) AND (\(to)::int8 IS NULL OR hour < \(to)::int8)
+                    AND (\(version)::text IS NULL OR app_version = \(version)::text)
+                GROUP BY use_case, step
+                """, logger: logger).decode((String, String, Int64, Int64).self) {
+                funnel.add(FunnelRollup.Key(hour: -1, appVersion: "", useCase: useCase, step: step),
+                           FunnelRollup.Counts(reached: reached, left: left))
+            }
+        }
+        for part in range.edges {
+            let edge = ReportFilter(from: part.from, to: part.to, appVersion: filter.appVersion)
+            try await PostgresReport.addFunnels(c, app: app, filter: edge, logger: logger, to: &funnel)
+        }
+        return funnel
+    }
+
     /// What a series needs by hour, as ``SQLiteRollupReading/hourly(_:app:from:to:appVersion:)``.
     static func hourly(_ c: PostgresConnection, app: String, from: Int64, to: Int64, appVersion: String?,
                        logger: Logger) async throws -> HourlyRollup {

@@ -1,7 +1,7 @@
 import Logging
 import PostgresNIO
 
-/// The hourly rollups (``HourlyRollup``) on PostgreSQL, written as SQLite's are but without a row
+/// The hourly rollups (``HourlyRollup``, ``FunnelRollup``) on PostgreSQL, written as SQLite's are but without a row
 /// that two batches update: each batch inserts its rows into the keyless `*_deltas` tables, one
 /// statement for all three, and ``PostgresCounts/fold(_:logger:)`` moves them into the keyed
 /// tables with the other counts; reads go through the `*_now` views, keyed rows plus deltas.
@@ -10,16 +10,22 @@ enum PostgresRollups {
     static let eventValues = ["events", "abandoned", "given_up", "measured", "duration_us"]
     static let durationKey = ["app", "hour", "app_version", "name", "type", "bucket"]
     static let originKey = ["app", "hour", "app_version", "origin"]
+    static let funnelKey = ["app", "hour", "app_version", "use_case", "step"]
 
-    /// (table, key columns, value columns) of each rollup.
-    static let tables: [(name: String, key: [String], values: [String])] = [
+    typealias Table = (name: String, key: [String], values: [String])
+
+    /// (table, key columns, value columns) of each rollup: the hourly ones (schema 7), then the
+    /// funnels' (schema 8).
+    static let hourlyTables: [Table] = [
         ("event_hours", eventKey, eventValues),
         ("duration_hours", durationKey, ["count"]),
         ("origin_hours", originKey, ["events"]),
     ]
+    static let funnelTable: Table = ("funnel_hours", funnelKey, ["reached", "left_runs"])
+    static let tables = hourlyTables + [funnelTable]
 
     private static func columnType(_ column: String) -> String {
-        ["hour", "bucket"].contains(column) || eventValues.contains(column) || ["count", "events"].contains(column) ? "bigint" : "text"
+        ["hour", "bucket", "count", "events", "reached", "left_runs"].contains(column) || eventValues.contains(column) ? "bigint" : "text"
     }
 
     /// A sum that saturates at Int64.max (the duration sums are the client's).
@@ -27,7 +33,8 @@ enum PostgresRollups {
         column == "duration_us" ? "least(sum(\(column)), \(PostgresCounts.maximum))::bigint" : "sum(\(column))::bigint"
     }
 
-    static let migrationStatements: [String] = tables.flatMap { table -> [String] in
+    /// The keyed table, its keyless deltas and the view that sums both.
+    private static func statements(_ table: Table) -> [String] {
         let columns = (table.key + table.values).map { "\($0) \(columnType($0)) NOT NULL" }.joined(separator: ", ")
         let all = (table.key + table.values).joined(separator: ", ")
         let key = table.key.joined(separator: ", ")
@@ -41,7 +48,9 @@ enum PostgresRollups {
             GROUP BY \(key)
             """,
         ]
-    } + [
+    }
+
+    static let migrationStatements: [String] = hourlyTables.flatMap(statements) + [
         // The backfill's cursor per app (the events_app_id index walks one app's rows in id
         // order): the next event id to add and the last one, the largest at this migration.
         """
@@ -53,6 +62,25 @@ enum PostgresRollups {
         SELECT app, 0, last, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 1
         FROM (SELECT t.app, (SELECT max(id) FROM events e WHERE e.app = t.app) AS last FROM totals t) AS a
         WHERE last IS NOT NULL
+        """,
+    ]
+
+    /// Schema 8: the funnels' rollup (``FunnelRollup``), and the backfill's second cursor per
+    /// app, over the runs stored before it (the row ids `next_run` to `last_run`, received
+    /// before `runs_received_before_ms`): a batch with a step of such a run leaves it to the
+    /// backfill, which reads all its steps.
+    static let funnelMigrationStatements: [String] = statements(funnelTable) + [
+        """
+        ALTER TABLE rollup_backfill ADD COLUMN next_run bigint NOT NULL DEFAULT 0,
+            ADD COLUMN last_run bigint NOT NULL DEFAULT -1, ADD COLUMN runs_received_before_ms bigint NOT NULL DEFAULT 0
+        """,
+        """
+        INSERT INTO rollup_backfill (app, next_event, last_event, received_before_ms, next_run, last_run, runs_received_before_ms)
+        SELECT app, 0, -1, 0, 0, last, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 1
+        FROM (SELECT t.app, (SELECT max(id) FROM events e WHERE e.app = t.app) AS last FROM totals t) AS a
+        WHERE last IS NOT NULL
+        ON CONFLICT (app) DO UPDATE SET next_run = 0, last_run = excluded.last_run,
+            runs_received_before_ms = excluded.runs_received_before_ms
         """,
     ]
 
@@ -97,6 +125,17 @@ enum PostgresRollups {
                                          \(events.map(\.key.source))::text[], \(events.map(\.value.events))::int8[],
                                          \(events.map(\.value.abandoned))::int8[], \(events.map(\.value.givenUp))::int8[],
                                          \(events.map(\.value.measured))::int8[], \(events.map(\.value.durationMicros))::int8[])
+            """
+    }
+
+    /// One statement inserting a batch's funnel corrections as deltas.
+    static func insert(_ funnel: FunnelRollup, app: String) -> PostgresQuery {
+        let rows = Array(funnel.rows)
+        return """
+            INSERT INTO funnel_hour_deltas (app, hour, app_version, use_case, step, reached, left_runs)
+            SELECT \(app), * FROM unnest(\(rows.map(\.key.hour))::int8[], \(rows.map(\.key.appVersion))::text[],
+                                         \(rows.map(\.key.useCase))::text[], \(rows.map(\.key.step))::text[],
+                                         \(rows.map(\.value.reached))::int8[], \(rows.map(\.value.left))::int8[])
             """
     }
 }

@@ -183,6 +183,8 @@ enum PostgresSchema {
             PostgresCounts.migrationStatements),
         PostgresMigration(version: 7, name: "hourly rollups, as deltas folded later, and their backfill", statements:
             PostgresRollups.migrationStatements),
+        PostgresMigration(version: 8, name: "funnel rollups, as deltas folded later, and their backfill", statements:
+            PostgresRollups.funnelMigrationStatements),
     ]
 
     /// Refuses, changing nothing, a database that lacks this release's migrations or has newer
