@@ -248,7 +248,7 @@ struct RollupTests {
     enum OldSchema: Sendable {
         /// Before any rollup (SQLite 10, PostgreSQL 6).
         case beforeRollups
-        /// With the hourly rollups, before the funnels' (SQLite 11, PostgreSQL 7).
+        /// With the hourly rollups, before the funnels' and sessions' (SQLite 11, PostgreSQL 7).
         case beforeFunnels
     }
 
@@ -263,12 +263,14 @@ struct RollupTests {
         case .beforeRollups:
             try connection.execute("""
                 DROP TABLE event_hours; DROP TABLE duration_hours; DROP TABLE origin_hours; DROP TABLE rollup_backfill;
-                DROP TABLE funnel_hours; PRAGMA user_version = 10;
+                DROP TABLE funnel_hours; DROP TABLE session_hours; PRAGMA user_version = 10;
                 """)
         case .beforeFunnels:
             try connection.execute("""
-                DROP TABLE funnel_hours; ALTER TABLE rollup_backfill DROP COLUMN next_run; ALTER TABLE rollup_backfill DROP COLUMN last_run;
-                ALTER TABLE rollup_backfill DROP COLUMN runs_received_before_ms; PRAGMA user_version = 11;
+                DROP TABLE funnel_hours; DROP TABLE session_hours; ALTER TABLE rollup_backfill DROP COLUMN next_run;
+                ALTER TABLE rollup_backfill DROP COLUMN last_run; ALTER TABLE rollup_backfill DROP COLUMN runs_received_before_ms;
+                ALTER TABLE rollup_backfill DROP COLUMN sessions_after_app; ALTER TABLE rollup_backfill DROP COLUMN sessions_after_uuid;
+                ALTER TABLE rollup_backfill DROP COLUMN sessions_done; PRAGMA user_version = 11;
                 """)
         }
     }
@@ -295,7 +297,7 @@ struct RollupTests {
                 await old.close()
                 try await TestDatabase.withClient(url) { client in
                     let logger = Logger(label: "test")
-                    var tables = ["funnel_hour"]
+                    var tables = ["funnel_hour", "session_hour"]
                     if case .beforeRollups = schema { tables += ["event_hour", "duration_hour", "origin_hour"] }
                     for table in tables {
                         try await client.query(PostgresQuery(unsafeSQL: "DROP VIEW \(table)s_now"), logger: logger)
@@ -307,7 +309,8 @@ struct RollupTests {
                         try await client.query("DELETE FROM schema_migrations WHERE version >= 7", logger: logger)
                     case .beforeFunnels:
                         try await client.query("""
-                            ALTER TABLE rollup_backfill DROP COLUMN next_run, DROP COLUMN last_run, DROP COLUMN runs_received_before_ms
+                            ALTER TABLE rollup_backfill DROP COLUMN next_run, DROP COLUMN last_run, DROP COLUMN runs_received_before_ms,
+                                DROP COLUMN sessions_after, DROP COLUMN sessions_done
                             """, logger: logger)
                         try await client.query("DELETE FROM schema_migrations WHERE version >= 8", logger: logger)
                     }

@@ -253,7 +253,14 @@ enum CollectorSchema {
         // the events: `next_run` to `last_run` are the row ids still to go over, and a run in
         // that range received before `runs_received_before_ms` is left to it (a batch with a new
         // step of such a run changes nothing; the backfill reads all its steps later).
-        SQLiteMigration(version: 12, name: "funnel rollups", sql: """
+        // The sessions' rollup (SessionRollup): per app, hour of the session's start and its app
+        // version, the sessions of each duration bucket and their durations' sum, moved from
+        // bucket to bucket as batches list a session with a later end. The sessions stored before
+        // this migration are added by the backfill last, in key order: it has added those up to
+        // (`sessions_after_app`, `sessions_after_uuid`) (NULL: none yet) until `sessions_done`; a
+        // batch changes a session's rows only once the backfill is past its key (a session past
+        // it, new or not, is added by the backfill as it then is).
+        SQLiteMigration(version: 12, name: "funnel and session rollups", sql: """
             CREATE TABLE funnel_hours (
                 app TEXT NOT NULL, hour INTEGER NOT NULL, app_version TEXT NOT NULL, use_case TEXT NOT NULL, step TEXT NOT NULL,
                 reached INTEGER NOT NULL, left_runs INTEGER NOT NULL,
@@ -265,6 +272,15 @@ enum CollectorSchema {
             UPDATE rollup_backfill SET next_run = coalesce((SELECT min(id) FROM events), 1),
                 last_run = coalesce((SELECT max(id) FROM events), 0),
                 runs_received_before_ms = CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) + 1;
+            CREATE TABLE session_hours (
+                app TEXT NOT NULL, hour INTEGER NOT NULL, app_version TEXT NOT NULL, bucket INTEGER NOT NULL,
+                sessions INTEGER NOT NULL, duration_us INTEGER NOT NULL,
+                PRIMARY KEY (app, hour, app_version, bucket)
+            ) WITHOUT ROWID;
+            ALTER TABLE rollup_backfill ADD COLUMN sessions_after_app TEXT;
+            ALTER TABLE rollup_backfill ADD COLUMN sessions_after_uuid BLOB;
+            ALTER TABLE rollup_backfill ADD COLUMN sessions_done INTEGER NOT NULL DEFAULT 0;
+            UPDATE rollup_backfill SET sessions_done = NOT EXISTS (SELECT 1 FROM sessions);
             """),
     ]
 }

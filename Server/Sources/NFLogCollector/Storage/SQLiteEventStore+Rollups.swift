@@ -50,3 +50,33 @@ extension SQLiteEventStore {
         }
     }
 }
+
+extension SQLiteEventStore {
+    /// The app's session rows: as the rollup holds them, or (`fromSessions`) as its stored
+    /// sessions add up now, in one snapshot.
+    func sessionRows(app: String, fromSessions: Bool) async throws -> SessionRollup {
+        try await onReadQueue(timeLimit: readTimeLimit) { c in
+            try c.execute("BEGIN")
+            defer { c.rollbackIfNeeded() }
+            var sessions = SessionRollup()
+            if fromSessions {
+                let rows = try c.prepare("""
+                    SELECT s.started_ms, s.ended_ms, c.app_version FROM sessions s JOIN contexts c ON c.id = s.context_id WHERE s.app = ?1
+                    """)
+                try rows.bind(app, at: 1)
+                try SQLiteEventStore.walk(rows) { r in
+                    sessions.add(SessionRollup.Session(started: r.int64(at: 0), ended: r.isNull(at: 1) ? nil : r.int64(at: 1),
+                                                       appVersion: r.text(at: 2) ?? ""), sign: 1)
+                }
+            } else {
+                let rows = try c.prepare("SELECT hour, app_version, bucket, sessions, duration_us FROM session_hours WHERE app = ?1")
+                try rows.bind(app, at: 1)
+                try SQLiteEventStore.walk(rows) { r in
+                    sessions.add(SessionRollup.Key(hour: r.int64(at: 0), appVersion: r.text(at: 1) ?? "", bucket: r.int64(at: 2)),
+                                 SessionRollup.Counts(sessions: r.int64(at: 3), micros: r.int64(at: 4)))
+                }
+            }
+            return sessions
+        }
+    }
+}

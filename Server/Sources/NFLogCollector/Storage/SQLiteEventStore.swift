@@ -280,7 +280,14 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         try await onQueue { connection, s in
             try connection.transaction { () throws(SQLiteError) -> StoreResult in
                 let context = try Self.contextRowID(batch, app: app, s)
+                var sessions = SessionRollup()
                 for session in batch.context.sessions {
+                    let (old, counted) = try s.rollups.sessions.stored(app: app, id: session.id)
+                    if counted {
+                        sessions.change(from: old, to: SessionRollup.Session(
+                            started: old?.started ?? session.startedAt, ended: SessionRollup.ended(stored: old?.ended, listed: session.endedAt),
+                            appVersion: old?.appVersion ?? batch.context.appVersion))
+                    }
                     try s.upsertSession.bind(app, at: 1)
                     try s.upsertSession.bind(session.id, at: 2)
                     try s.upsertSession.bind(context, at: 3)
@@ -356,6 +363,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
                     try s.upsertContextCount.run()
                 }
                 try s.rollups.add(rollup, app: app)
+                try s.rollups.sessions.add(sessions, app: app)
                 if !runKeys.isEmpty {
                     try s.rollups.funnels.add(try s.rollups.funnels.corrections(app: app, context: context, appVersion: batch.context.appVersion,
                                                                                 keys: runKeys, newIDs: newIDs), app: app)
@@ -557,17 +565,16 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     static let maxUseCases = 1_000
 
     /// The report, in memory that does not grow with the number of events. The events' counts,
-    /// versions, use cases and round trips come from the hourly rollups (``SQLiteRollupReading``,
-    /// summed by ``RollupSections``, which PostgreSQL's report shares); sessions, funnels, server
-    /// splits and aggregates from their rows, counts and sums in SQL, and each session percentile
-    /// picked from a walk in sorted order (SQLite's sorter spills to temporary files past its
-    /// cache) once the count, and so the rank, is known.
+    /// versions, use cases, round trips, funnels and sessions come from the hourly rollups
+    /// (``SQLiteRollupReading``, summed by ``RollupSections``, ``FunnelRollup`` and
+    /// ``SessionRollup``, which PostgreSQL's report shares); server splits and aggregates from
+    /// their rows.
     ///
     /// A filter's time range and app version add their conditions to every query
     /// (``SQLiteReportSelection``); without them the queries carry no conditions of theirs.
     static func analyse(_ c: SQLiteConnection, app: String, stats: CollectorStats,
                         filter: ReportFilter = ReportFilter()) throws -> AnalyticsReport {
-        // One snapshot: each count and the sorted walk that uses it must see the same rows.
+        // One snapshot: every section must see the same rows.
         try c.execute("BEGIN")
         defer { c.rollbackIfNeeded() }  // read-only: there is nothing to commit
         if let remaining = try SQLiteRollupBackfill.remaining(c) { throw RollupsIncomplete(remaining: remaining) }
@@ -577,22 +584,10 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         let splits = try TransactionAnalysis.splits(c, app: app, names: listed, selection: selection)
         let funnels = try SQLiteRollupReading.funnels(c, app: app, filter: filter).funnels(listed: listed)
 
-        // A session lasts from its start to its last suspension; one never suspended, or
-        // suspended before it started (a device's clock), is left out. A filter selects sessions
-        // by their start.
-        let endedSessions = """
-            FROM sessions WHERE app = ?1 AND ended_ms IS NOT NULL AND ended_ms - started_ms >= 0\(selection.conditions(time: "started_ms"))
-            """
-        let sessionCount = try c.prepare("SELECT count(*) \(endedSessions)")
-        try selection.bind(sessionCount, app: app)
-        var sessions = SortedDurations(count: Int(try sessionCount.collect { $0.int64(at: 0) }.first ?? 0))
-        let sessionRows = try c.prepare("SELECT ended_ms - started_ms AS duration \(endedSessions) ORDER BY duration")
-        try selection.bind(sessionRows, app: app)
-        try walk(sessionRows) { sessions.add(Double($0.int64(at: 0))) }
-
+        let sessions = try SQLiteRollupReading.sessions(c, app: app, filter: filter).summary
         let aggregates = try AggregateAnalysis.summarise(c, app: app, filter: filter)
         return AnalyticsReport(app: app, stats: stats, filter: filter, sections: sections, splits: splits, funnels: funnels,
-                               sessions: sessions.summary, aggregates: aggregates.names, aggregatesOmitted: aggregates.omitted)
+                               sessions: sessions, aggregates: aggregates.names, aggregatesOmitted: aggregates.omitted)
     }
 
     /// Steps through every row without keeping any, then resets the statement.

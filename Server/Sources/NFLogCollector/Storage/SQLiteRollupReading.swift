@@ -106,6 +106,48 @@ enum SQLiteRollupReading {
         return funnel
     }
 
+    /// The session rows for `filter`'s range and app version: whole hours from `session_hours`,
+    /// and the sessions that start in the parts of an hour at either end from their rows.
+    static func sessions(_ c: SQLiteConnection, app: String, filter: ReportFilter) throws(SQLiteError) -> SessionRollup {
+        let range = RollupRange(from: filter.from, to: filter.to)
+        var sessions = SessionRollup()
+        if let hours = range.hours {
+            var conditions = ""
+            if hours.from != nil { conditions += " AND hour >= ?2" }
+            if hours.to != nil { conditions += " AND hour < ?3" }
+            if filter.appVersion != nil { conditions += " AND app_version = ?4" }
+            // total(): an integer sum() fails past Int64's bounds, and the durations are the client's.
+            let rows = try c.prepare("""
+                SELECT bucket, sum(sessions), CAST(max(min(total(duration_us), 9223372036854775807.0), -9223372036854775808.0) AS INTEGER)
+                FROM session_hours WHERE app = ?1\(conditions) GROUP BY bucket
+                """)
+            try rows.bind(app, at: 1)
+            if let from = hours.from { try rows.bind(from, at: 2) }
+            if let to = hours.to { try rows.bind(to, at: 3) }
+            if let version = filter.appVersion { try rows.bind(version, at: 4) }
+            try SQLiteEventStore.walk(rows) { r in
+                sessions.add(SessionRollup.Key(hour: -1, appVersion: "", bucket: r.int64(at: 0)),
+                             SessionRollup.Counts(sessions: r.int64(at: 1), micros: r.int64(at: 2)))
+            }
+        }
+        guard !range.edges.isEmpty else { return sessions }
+        let edge = try c.prepare("""
+            SELECT s.started_ms, s.ended_ms FROM sessions s JOIN contexts c ON c.id = s.context_id
+            WHERE s.app = ?1 AND s.started_ms >= ?2 AND s.started_ms < ?3 AND (?4 IS NULL OR c.app_version = ?4)
+            """)
+        for part in range.edges {
+            try edge.bind(app, at: 1)
+            try edge.bind(part.from, at: 2)
+            try edge.bind(part.to, at: 3)
+            if let version = filter.appVersion { try edge.bind(version, at: 4) } else { try edge.bindNull(at: 4) }
+            try SQLiteEventStore.walk(edge) { r in
+                sessions.add(SessionRollup.Session(started: r.int64(at: 0), ended: r.isNull(at: 1) ? nil : r.int64(at: 1), appVersion: ""),
+                             sign: 1)
+            }
+        }
+        return sessions
+    }
+
     /// What a series needs by hour from `from` to `to`: each hour's events (keyed by source only)
     /// and its network round trips' buckets, and the parts of an hour at either end from the
     /// events (all their keys).

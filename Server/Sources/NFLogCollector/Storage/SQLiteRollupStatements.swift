@@ -4,11 +4,13 @@
 /// 11), in the batch's transaction: one upsert per key of the batch, never per event.
 struct SQLiteRollupStatements {
     private let eventHour, durationHour, originHour: SQLiteStatement
-    /// The funnels' rollup (migration 12).
+    /// The funnels' and the sessions' rollups (migration 12).
     let funnels: SQLiteFunnelStatements
+    let sessions: SQLiteSessionStatements
 
     init(_ c: SQLiteConnection) throws(SQLiteError) {
         funnels = try SQLiteFunnelStatements(c)
+        sessions = try SQLiteSessionStatements(c)
         // The duration sum saturates at Int64.max, as the other client-given sums do.
         eventHour = try c.prepare("""
             INSERT INTO event_hours (app, hour, app_version, sdk_name, sdk_version, name, kind, type, source,

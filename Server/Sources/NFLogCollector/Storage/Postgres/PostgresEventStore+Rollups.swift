@@ -48,3 +48,31 @@ extension PostgresEventStore {
         }
     }
 }
+
+extension PostgresEventStore {
+    /// The app's session rows: as the rollup holds them (keyed rows and deltas), or
+    /// (`fromSessions`) as its stored sessions add up now, in one snapshot.
+    func sessionRows(app: String, fromSessions: Bool) async throws -> SessionRollup {
+        let logger = Logger(label: "nflog-collector.postgres.rollups")
+        return try await read { c in
+            try await c.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
+            var sessions = SessionRollup()
+            if fromSessions {
+                for try await (started, ended, appVersion) in try await c.query("""
+                    SELECT s.started_ms, s.ended_ms, c.app_version FROM sessions s JOIN contexts c ON c.id = s.context_id
+                    WHERE s.app = \(app)
+                    """, logger: logger).decode((Int64, Int64?, String).self) {
+                    sessions.add(SessionRollup.Session(started: started, ended: ended, appVersion: appVersion), sign: 1)
+                }
+            } else {
+                for try await (hour, appVersion, bucket, count, micros) in try await c.query("""
+                    SELECT hour, app_version, bucket, sessions, duration_us FROM session_hours_now WHERE app = \(app)
+                    """, logger: logger).decode((Int64, String, Int64, Int64, Int64).self) {
+                    sessions.add(SessionRollup.Key(hour: hour, appVersion: appVersion, bucket: bucket),
+                                 SessionRollup.Counts(sessions: count, micros: micros))
+                }
+            }
+            return sessions
+        }
+    }
+}

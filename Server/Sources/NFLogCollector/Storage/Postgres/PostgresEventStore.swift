@@ -250,7 +250,18 @@ public final class PostgresEventStore: EventStore, Sendable {
                               _ c: PostgresConnection, _ logger: Logger) async throws -> StoreResult {
 
         let sessions = batch.context.sessions.sorted { $0.id.uuidString < $1.id.uuidString }
+        var sessionRollup = SessionRollup()
         if !sessions.isEmpty {
+            // Read as stored before the upsert below, under the sessions' locks: the rollup's change.
+            var stored = try await PostgresSessions.lockAndRead(c, app: app, ids: sessions.map(\.id), logger: logger)
+            for session in sessions {
+                guard let (old, counted) = stored[session.id], counted else { continue }
+                let new = SessionRollup.Session(started: old?.started ?? session.startedAt,
+                                                ended: SessionRollup.ended(stored: old?.ended, listed: session.endedAt),
+                                                appVersion: old?.appVersion ?? batch.context.appVersion)
+                sessionRollup.change(from: old, to: new)
+                stored[session.id] = (new, counted)
+            }
             // A session's end time only grows: the latest suspension seen wins.
             try await c.query("""
                 INSERT INTO sessions (app, uuid, context_id, started_ms, ended_ms)
@@ -292,6 +303,7 @@ public final class PostgresEventStore: EventStore, Sendable {
             }
             if !rollup.isEmpty { try await c.query(PostgresRollups.insert(rollup, app: app), logger: logger) }
         }
+        if !sessionRollup.isEmpty { try await c.query(PostgresRollups.insert(sessionRollup, app: app), logger: logger) }
         let duplicates = batch.events.count - accepted
         let aggregates = try await insertAggregates(batch, app: app, context: context, receivedAt: receivedAt, c, logger)
 

@@ -5,9 +5,9 @@ import PostgresNIO
 
 /// ``PostgresEventStore``'s report: the same figures as ``SQLiteEventStore``'s for the same stored
 /// batches. The events' counts, versions, use cases and round trips come from the hourly rollups
-/// and the funnels from theirs (``PostgresRollupReading``), turned into the report by
-/// ``RollupSections`` and ``FunnelRollup`` as on SQLite; the sessions, server splits and
-/// aggregates are computed in PostgreSQL, as follows.
+/// and the funnels and sessions from theirs (``PostgresRollupReading``), turned into the report
+/// by ``RollupSections``, ``FunnelRollup`` and ``SessionRollup`` as on SQLite; the server splits
+/// and aggregates are computed in PostgreSQL, as follows.
 ///
 /// Memory does not grow with the events: counts are SQL aggregates, and each duration summary is
 /// one row per group, its percentiles picked by `percentile_disc`, whose rank ⌈p × n⌉ is the
@@ -40,8 +40,9 @@ enum PostgresReport {
     static func checkRollupsComplete(_ c: PostgresConnection, logger: Logger) async throws {
         for try await remaining in try await c.query(
             """
-            SELECT sum(greatest(last_event - next_event + 1, 0) + greatest(last_run - next_run + 1, 0))::int8 FROM rollup_backfill
-            WHERE next_event <= last_event OR next_run <= last_run
+            SELECT sum(greatest(last_event - next_event + 1, 0) + greatest(last_run - next_run + 1, 0)
+                       + CASE WHEN sessions_done THEN 0 ELSE 1 END)::int8 FROM rollup_backfill
+            WHERE next_event <= last_event OR next_run <= last_run OR NOT sessions_done
             """, logger: logger
         ).decode(Int64?.self) {
             if let remaining { throw RollupsIncomplete(remaining: remaining) }
@@ -70,18 +71,7 @@ enum PostgresReport {
                 .funnels(listed: Set(listedNames))
         }
 
-        // A session lasts from its start to its last suspension; one never suspended, or
-        // suspended before it started (a device's clock), is left out. A filter selects sessions
-        // by their start.
-        var sessions = DurationSummary([])
-        for try await row in try await c.query("""
-            SELECT \(unescaped: summaryColumns("d")) FROM (
-                SELECT (ended_ms - started_ms)::float8 AS d FROM sessions
-                WHERE app = \(app) AND ended_ms IS NOT NULL AND ended_ms - started_ms >= 0\(selecting: filter, app: app, time: "started_ms")
-            ) AS s
-            """, logger: logger).decode(SummaryRow.self) {
-            sessions = summary(row)
-        }
+        let sessions = try await PostgresRollupReading.sessions(c, app: app, filter: filter, logger: logger).summary
 
         let aggregates = try await summariseAggregates(c, app: app, filter: filter, logger: logger)
 

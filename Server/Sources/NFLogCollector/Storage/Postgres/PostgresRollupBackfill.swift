@@ -1,8 +1,9 @@
+import Foundation
 import Logging
 import PostgresNIO
 
 /// Adds the events stored before the rollups existed (schema version 7) to them, then the runs
-/// stored before the funnels' rollup (schema 8) to it, as SQLite's ``SQLiteRollupBackfill``
+/// and the sessions stored before the funnels' and sessions' rollups (schema 8) to those, as SQLite's ``SQLiteRollupBackfill``
 /// does: a bounded transaction at a time, one app's rows in id order through events_app_id, the
 /// cursor committed with the deltas it covers. One collector at a time (an advisory lock per
 /// step): two would add the same events twice. A batch that touches a run the backfill has yet
@@ -60,7 +61,7 @@ enum PostgresRollupBackfill {
             """, logger: logger).decode((String, Int64, Int64, Int64).self) {
             cursor = row
         }
-        guard let cursor else { return .done }
+        guard let cursor else { return try await sessionStep(c, limit: limit, logger: logger) }
         let end = min(cursor.last, cursor.next + Int64(limit) - 1)
         var funnel = FunnelRollup()
         var current: (id: Int64, run: FunnelRollup.Run, steps: [FunnelRollup.Step])?
@@ -90,5 +91,34 @@ enum PostgresRollupBackfill {
         if !funnel.isEmpty { try await c.query(PostgresRollups.insert(funnel, app: cursor.app), logger: logger) }
         try await c.query("UPDATE rollup_backfill SET next_run = \(end + 1) WHERE app = \(cursor.app)", logger: logger)
         return .added(Int(end - cursor.next + 1), remaining: cursor.last - end)
+    }
+
+    /// A step over an app's sessions stored before the sessions' rollup: up to `limit` of them in
+    /// key order from the cursor, each added as it is now; done once a step finds fewer.
+    private static func sessionStep(_ c: PostgresConnection, limit: Int, logger: Logger) async throws -> RollupBackfillStep {
+        var cursor: (app: String, after: UUID?)?
+        for try await row in try await c.query("""
+            SELECT app, sessions_after FROM rollup_backfill WHERE NOT sessions_done ORDER BY app LIMIT 1
+            """, logger: logger).decode((String, UUID?).self) {
+            cursor = row
+        }
+        guard let cursor else { return .done }
+        var sessions = SessionRollup()
+        var added = 0
+        var last = cursor.after
+        for try await (id, started, ended, appVersion) in try await c.query("""
+            SELECT s.uuid, s.started_ms, s.ended_ms, c.app_version FROM sessions s JOIN contexts c ON c.id = s.context_id
+            WHERE s.app = \(cursor.app) AND (\(cursor.after)::uuid IS NULL OR s.uuid > \(cursor.after)::uuid)
+            ORDER BY s.uuid LIMIT \(Int64(limit))
+            """, logger: logger).decode((UUID, Int64, Int64?, String).self) {
+            added += 1
+            last = id
+            sessions.add(SessionRollup.Session(started: started, ended: ended, appVersion: appVersion), sign: 1)
+        }
+        if !sessions.isEmpty { try await c.query(PostgresRollups.insert(sessions, app: cursor.app), logger: logger) }
+        try await c.query("""
+            UPDATE rollup_backfill SET sessions_after = \(last), sessions_done = \(added < limit) WHERE app = \(cursor.app)
+            """, logger: logger)
+        return .added(added, remaining: added < limit ? 0 : 1)
     }
 }

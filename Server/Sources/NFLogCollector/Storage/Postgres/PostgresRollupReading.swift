@@ -86,6 +86,35 @@ enum PostgresRollupReading {
         return funnel
     }
 
+    /// The session rows for `filter`'s range and app version, as
+    /// ``SQLiteRollupReading/sessions(_:app:filter:)``: whole hours from `session_hours_now`, the
+    /// sessions that start in the parts of an hour at either end from their rows.
+    static func sessions(_ c: PostgresConnection, app: String, filter: ReportFilter, logger: Logger) async throws -> SessionRollup {
+        let range = RollupRange(from: filter.from, to: filter.to)
+        var sessions = SessionRollup()
+        if let hours = range.hours {
+            let from = hours.from, to = hours.to, version = filter.appVersion
+            for try await (bucket, count, micros) in try await c.query("""
+                SELECT bucket, sum(sessions)::int8, \(unescaped: PostgresRollups.saturated("sum(duration_us)")) FROM session_hours_now
+                WHERE app = \(app) AND (\(from)::int8 IS NULL OR hour >= \(from)::int8) AND (\(to)::int8 IS NULL OR hour < \(to)::int8)
+                    AND (\(version)::text IS NULL OR app_version = \(version)::text)
+                GROUP BY bucket
+                """, logger: logger).decode((Int64, Int64, Int64).self) {
+                sessions.add(SessionRollup.Key(hour: -1, appVersion: "", bucket: bucket), SessionRollup.Counts(sessions: count, micros: micros))
+            }
+        }
+        for part in range.edges {
+            for try await (started, ended) in try await c.query("""
+                SELECT s.started_ms, s.ended_ms FROM sessions s JOIN contexts c ON c.id = s.context_id
+                WHERE s.app = \(app) AND s.started_ms >= \(part.from) AND s.started_ms < \(part.to)
+                    AND (\(filter.appVersion)::text IS NULL OR c.app_version = \(filter.appVersion)::text)
+                """, logger: logger).decode((Int64, Int64?).self) {
+                sessions.add(SessionRollup.Session(started: started, ended: ended, appVersion: ""), sign: 1)
+            }
+        }
+        return sessions
+    }
+
     /// What a series needs by hour, as ``SQLiteRollupReading/hourly(_:app:from:to:appVersion:)``.
     static func hourly(_ c: PostgresConnection, app: String, from: Int64, to: Int64, appVersion: String?,
                        logger: Logger) async throws -> HourlyRollup {

@@ -11,6 +11,7 @@ enum PostgresRollups {
     static let durationKey = ["app", "hour", "app_version", "name", "type", "bucket"]
     static let originKey = ["app", "hour", "app_version", "origin"]
     static let funnelKey = ["app", "hour", "app_version", "use_case", "step"]
+    static let sessionKey = ["app", "hour", "app_version", "bucket"]
 
     typealias Table = (name: String, key: [String], values: [String])
 
@@ -22,15 +23,22 @@ enum PostgresRollups {
         ("origin_hours", originKey, ["events"]),
     ]
     static let funnelTable: Table = ("funnel_hours", funnelKey, ["reached", "left_runs"])
-    static let tables = hourlyTables + [funnelTable]
+    static let sessionTable: Table = ("session_hours", sessionKey, ["sessions", "duration_us"])
+    static let tables = hourlyTables + [funnelTable, sessionTable]
 
     private static func columnType(_ column: String) -> String {
-        ["hour", "bucket", "count", "events", "reached", "left_runs"].contains(column) || eventValues.contains(column) ? "bigint" : "text"
+        ["hour", "bucket", "count", "events", "reached", "left_runs", "sessions"].contains(column) || eventValues.contains(column)
+            ? "bigint" : "text"
     }
 
-    /// A sum that saturates at Int64.max (the duration sums are the client's).
+    /// A sum that saturates at Int64's bounds (the duration sums are the client's, and the
+    /// sessions' may go down as a session moves to a later bucket).
     private static func sum(_ column: String) -> String {
-        column == "duration_us" ? "least(sum(\(column)), \(PostgresCounts.maximum))::bigint" : "sum(\(column))::bigint"
+        column == "duration_us" ? saturated("sum(\(column))") : "sum(\(column))::bigint"
+    }
+
+    static func saturated(_ numeric: String) -> String {
+        "greatest(least(\(numeric), \(PostgresCounts.maximum)), -\(PostgresCounts.maximum) - 1)::bigint"
     }
 
     /// The keyed table, its keyless deltas and the view that sums both.
@@ -69,18 +77,24 @@ enum PostgresRollups {
     /// app, over the runs stored before it (the row ids `next_run` to `last_run`, received
     /// before `runs_received_before_ms`): a batch with a step of such a run leaves it to the
     /// backfill, which reads all its steps.
-    static let funnelMigrationStatements: [String] = statements(funnelTable) + [
+    ///
+    /// And the sessions' rollup (``SessionRollup``), with the backfill's third cursor per app,
+    /// in key order: the sessions up to `sessions_after` (NULL: none yet) are added until
+    /// `sessions_done`; a batch changes a session's rows only once the backfill is past it.
+    static let funnelMigrationStatements: [String] = statements(funnelTable) + statements(sessionTable) + [
         """
         ALTER TABLE rollup_backfill ADD COLUMN next_run bigint NOT NULL DEFAULT 0,
-            ADD COLUMN last_run bigint NOT NULL DEFAULT -1, ADD COLUMN runs_received_before_ms bigint NOT NULL DEFAULT 0
+            ADD COLUMN last_run bigint NOT NULL DEFAULT -1, ADD COLUMN runs_received_before_ms bigint NOT NULL DEFAULT 0,
+            ADD COLUMN sessions_after uuid, ADD COLUMN sessions_done boolean NOT NULL DEFAULT true
         """,
         """
-        INSERT INTO rollup_backfill (app, next_event, last_event, received_before_ms, next_run, last_run, runs_received_before_ms)
-        SELECT app, 0, -1, 0, 0, last, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 1
+        INSERT INTO rollup_backfill (app, next_event, last_event, received_before_ms, next_run, last_run, runs_received_before_ms,
+                                     sessions_done)
+        SELECT app, 0, -1, 0, 0, coalesce(last, -1), (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 1,
+               NOT EXISTS (SELECT 1 FROM sessions s WHERE s.app = a.app)
         FROM (SELECT t.app, (SELECT max(id) FROM events e WHERE e.app = t.app) AS last FROM totals t) AS a
-        WHERE last IS NOT NULL
         ON CONFLICT (app) DO UPDATE SET next_run = 0, last_run = excluded.last_run,
-            runs_received_before_ms = excluded.runs_received_before_ms
+            runs_received_before_ms = excluded.runs_received_before_ms, sessions_done = excluded.sessions_done
         """,
     ]
 
@@ -89,7 +103,7 @@ enum PostgresRollups {
         let key = table.key.joined(separator: ", ")
         let update = table.values.map { column in
             column == "duration_us"
-                ? "\(column) = least(r.\(column)::numeric + excluded.\(column), \(PostgresCounts.maximum))::bigint"
+                ? "\(column) = \(saturated("r.\(column)::numeric + excluded.\(column)"))"
                 : "\(column) = r.\(column) + excluded.\(column)"
         }.joined(separator: ", ")
         return """
@@ -136,6 +150,17 @@ enum PostgresRollups {
             SELECT \(app), * FROM unnest(\(rows.map(\.key.hour))::int8[], \(rows.map(\.key.appVersion))::text[],
                                          \(rows.map(\.key.useCase))::text[], \(rows.map(\.key.step))::text[],
                                          \(rows.map(\.value.reached))::int8[], \(rows.map(\.value.left))::int8[])
+            """
+    }
+
+    /// One statement inserting a batch's session changes as deltas.
+    static func insert(_ sessions: SessionRollup, app: String) -> PostgresQuery {
+        let rows = Array(sessions.rows)
+        return """
+            INSERT INTO session_hour_deltas (app, hour, app_version, bucket, sessions, duration_us)
+            SELECT \(app), * FROM unnest(\(rows.map(\.key.hour))::int8[], \(rows.map(\.key.appVersion))::text[],
+                                         \(rows.map(\.key.bucket))::int8[], \(rows.map(\.value.sessions))::int8[],
+                                         \(rows.map(\.value.micros))::int8[])
             """
     }
 }
