@@ -16,32 +16,17 @@ struct RetentionCommandTests {
     @Test("An invalid number of days is refused before anything starts, with a message that says what is allowed",
           arguments: ["0", "-3", "36501", "seven"])
     func invalidDays(days: String) async throws {
-        let path = Self.temporaryPath()
-        let process = ChildProcess()
-        process.executableURL = Self.executable
-        process.arguments = ["serve", "--port", "0", "--db", path, "--retention-days=\(days)"]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = Pipe()
-        try process.run()
-        let message = await Child.offPool { () -> String in
-            let data = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
-        #expect(process.terminationStatus != 0)
+        let message = try await Self.refused(["--retention-days=\(days)"])
         #expect(message.contains("--retention-days") || message.contains("retention-days"), "\(message)")
         if Int(days) != nil { #expect(message.contains("between 1 and 36500"), "\(message)") }
-        #expect(!FileManager.default.fileExists(atPath: path))  // refused before the store was opened
     }
 
-    @Test("Rollup days below the events' days, or without --retention-days, are refused before anything starts, saying why",
-          arguments: [(["--retention-days", "30", "--rollup-retention-days", "10"], "between --retention-days (30) and 36500"),
-                      (["--rollup-retention-days", "500"], "needs --retention-days")])
-    func invalidRollupDays(flags: [String], expected: String) async throws {
-        let path = Self.temporaryPath()
+    /// Runs `serve` with `flags`, expects it to fail before it opens its store, and returns what
+    /// it printed on stderr.
+    static func refused(_ flags: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let path = temporaryPath()
         let process = ChildProcess()
-        process.executableURL = Self.executable
+        process.executableURL = executable
         process.arguments = ["serve", "--port", "0", "--db", path] + flags
         let errors = Pipe()
         process.standardError = errors
@@ -52,9 +37,17 @@ struct RetentionCommandTests {
             process.waitUntilExit()
             return String(decoding: data, as: UTF8.self)
         }
-        #expect(process.terminationStatus != 0)
+        #expect(process.terminationStatus != 0, sourceLocation: sourceLocation)
+        #expect(!FileManager.default.fileExists(atPath: path), sourceLocation: sourceLocation)  // refused before the store was opened
+        return message
+    }
+
+    @Test("Rollup days below the events' days, or without --retention-days, are refused before anything starts, saying why",
+          arguments: [(["--retention-days", "30", "--rollup-retention-days", "10"], "between --retention-days (30) and 36500"),
+                      (["--rollup-retention-days", "500"], "needs --retention-days")])
+    func invalidRollupDays(flags: [String], expected: String) async throws {
+        let message = try await Self.refused(flags)
         #expect(message.contains(expected), "\(message)")
-        #expect(!FileManager.default.fileExists(atPath: path))
     }
 
     @Test("serve --retention-days 2 drops the events received more than two days ago at start, logs it, and counts them")

@@ -163,40 +163,18 @@ struct FunnelRollupTests {
     func upgradeBackfills(kind: StoreKind) async throws {
         let all = F.batches(seed: 9, runs: 100)
         let before = Array(all.prefix(all.count * 2 / 3))
-        let after = Array(all.dropFirst(before.count))
-        try await RollupTests.withUpgradedStore(kind, from: .beforeFunnels, storedBefore: before) { store in
-            for (index, batch) in after.enumerated() {
-                _ = try await store.store(batch, app: "shop", receivedAt: F.t0 + 10_000 + Int64(index))
-            }
-            switch store {
-            case let sqlite as SQLiteEventStore: await sqlite.rollupsBackfilled()
-            case let postgres as PostgresEventStore: await postgres.rollupsBackfilled()
-            default: break
-            }
+        try await RollupTests.upgrade(kind, from: .beforeFunnels, before: before, after: Array(all.dropFirst(before.count))) { store in
             try await F.expectRollupsEqualEvents(store)
         }
     }
 
     @Test("The SQLite backfill in steps of five row ids, with batches stored between its steps, adds each run once with all its steps")
     func backfillInSteps() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-funnel-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let all = F.batches(seed: 10, runs: 80)
         let before = Array(all.prefix(all.count / 2))
-        try await RollupTests.makeOldSQLiteStore(path, .beforeFunnels, storing: before)
-        // Steps of 5 row ids: the store opens with most runs still to add, and its backfill runs
-        // beside the uploads below.
-        let store = try SQLiteEventStore(path: path, durableCommits: false, readTimeLimit: .seconds(30),
-                                         logger: Logger(label: "test"), backfillStep: 5)
-        let reader = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
-        #expect(try SQLiteRollupBackfill.remaining(reader) ?? 0 > 0)
-        for (index, batch) in all.dropFirst(before.count).enumerated() {
-            _ = try await store.store(batch, app: "shop", receivedAt: F.t0 + 90_000 + Int64(index))
+        try await RollupTests.upgradeInSteps(from: .beforeFunnels, before: before, after: Array(all.dropFirst(before.count))) { store in
+            try await F.expectRollupsEqualEvents(store)
         }
-        await store.rollupsBackfilled()
-        #expect(try SQLiteRollupBackfill.remaining(reader) == nil)
-        try await F.expectRollupsEqualEvents(store)
-        await store.close()
     }
 
     @Test("A run's last step: the latest timestamp, ties to the greater name in bytes; a correction moves the left, not the reached")

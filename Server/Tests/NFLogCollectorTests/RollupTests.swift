@@ -244,6 +244,46 @@ struct RollupTests {
 
     // MARK: - Stores from before the rollups
 
+    /// Stores `before` in a store at `schema`, opens it again now and stores `after` while its
+    /// backfill runs, then runs `check` once the backfill is done.
+    static func upgrade(_ kind: StoreKind, from schema: OldSchema, before: [Batch], after: [Batch],
+                        check: (any EventStore) async throws -> Void) async throws {
+        try await withUpgradedStore(kind, from: schema, storedBefore: before) { store in
+            for (index, batch) in after.enumerated() {
+                _ = try await store.store(batch, app: "shop", receivedAt: 1_750_000_010_000 + Int64(index))
+            }
+            switch store {
+            case let sqlite as SQLiteEventStore: await sqlite.rollupsBackfilled()
+            case let postgres as PostgresEventStore: await postgres.rollupsBackfilled()
+            default: break
+            }
+            try await check(store)
+        }
+    }
+
+    /// As ``upgrade(_:from:before:after:check:)`` on SQLite, the backfill in steps of five row ids
+    /// (or sessions): the store opens with most of it left, and `after` is stored between its steps.
+    static func upgradeInSteps(from schema: OldSchema, before: [Batch], after: [Batch],
+                               check: (SQLiteEventStore) async throws -> Void) async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-rollup-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        try await makeOldSQLiteStore(path, schema, storing: before)
+        let store = try SQLiteEventStore(path: path, durableCommits: false, readTimeLimit: .seconds(30),
+                                         logger: Logger(label: "test"), backfillStep: 5)
+        let reader = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
+        #expect(try SQLiteRollupBackfill.remaining(reader) ?? 0 > 0)
+        for (index, batch) in after.enumerated() {
+            _ = try await store.store(batch, app: "shop", receivedAt: 1_750_000_090_000 + Int64(index))
+        }
+        await store.rollupsBackfilled()
+        #expect(try SQLiteRollupBackfill.remaining(reader) == nil)
+        do { try await check(store) } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+    }
+
     /// A schema before today's, that an older collector left.
     enum OldSchema: Sendable {
         /// Before any rollup (SQLite 10, PostgreSQL 6).

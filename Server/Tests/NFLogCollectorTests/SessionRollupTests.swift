@@ -166,37 +166,18 @@ struct SessionRollupTests {
     func upgradeBackfills(kind: StoreKind) async throws {
         let all = F.batches(seed: 5, count: 60)
         let before = Array(all.prefix(all.count / 2))
-        try await RollupTests.withUpgradedStore(kind, from: .beforeFunnels, storedBefore: before) { store in
-            for (index, batch) in all.dropFirst(before.count).enumerated() {
-                _ = try await store.store(batch, app: "shop", receivedAt: F.t0 + 10_000 + Int64(index))
-            }
-            switch store {
-            case let sqlite as SQLiteEventStore: await sqlite.rollupsBackfilled()
-            case let postgres as PostgresEventStore: await postgres.rollupsBackfilled()
-            default: break
-            }
+        try await RollupTests.upgrade(kind, from: .beforeFunnels, before: before, after: Array(all.dropFirst(before.count))) { store in
             try await F.expectRollupEqualsSessions(store)
         }
     }
 
     @Test("The SQLite backfill of sessions in steps of five, with batches listing them stored between its steps, adds each once")
     func backfillInSteps() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-sessions-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let all = F.batches(seed: 6, count: 80)
         let before = Array(all.prefix(all.count / 2))
-        try await RollupTests.makeOldSQLiteStore(path, .beforeFunnels, storing: before)
-        let store = try SQLiteEventStore(path: path, durableCommits: false, readTimeLimit: .seconds(30),
-                                         logger: Logger(label: "test"), backfillStep: 5)
-        let reader = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
-        #expect(try SQLiteRollupBackfill.remaining(reader) ?? 0 > 0)
-        for (index, batch) in all.dropFirst(before.count).enumerated() {
-            _ = try await store.store(batch, app: "shop", receivedAt: F.t0 + 90_000 + Int64(index))
+        try await RollupTests.upgradeInSteps(from: .beforeFunnels, before: before, after: Array(all.dropFirst(before.count))) { store in
+            try await F.expectRollupEqualsSessions(store)
         }
-        await store.rollupsBackfilled()
-        #expect(try SQLiteRollupBackfill.remaining(reader) == nil)
-        try await F.expectRollupEqualsSessions(store)
-        await store.close()
     }
 
     @Test("A session moves from bucket to bucket as its end grows; one without an end, or ending before its start, counts nowhere")

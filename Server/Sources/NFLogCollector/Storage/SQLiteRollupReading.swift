@@ -22,23 +22,38 @@ enum SQLiteRollupReading {
                    sdkVersion: row.text(at: first + 11) ?? "")
     }
 
+    /// The conditions that select a range's whole hours and an app version in a rollup table
+    /// (` AND hour >= ?2 …`, each only when set: ?1 app, ?2 first hour, ?3 end hour, ?4 app
+    /// version), and their binding.
+    struct WholeHours {
+        let hours: RollupRange.Hours
+        let appVersion: String?
+
+        var sql: String {
+            var conditions = ""
+            if hours.from != nil { conditions += " AND hour >= ?2" }
+            if hours.to != nil { conditions += " AND hour < ?3" }
+            if appVersion != nil { conditions += " AND app_version = ?4" }
+            return conditions
+        }
+
+        func bind(_ statement: SQLiteStatement, app: String) throws(SQLiteError) {
+            try statement.bind(app, at: 1)
+            if let from = hours.from { try statement.bind(from, at: 2) }
+            if let to = hours.to { try statement.bind(to, at: 3) }
+            if let appVersion { try statement.bind(appVersion, at: 4) }
+        }
+    }
+
     /// The rows for `filter`'s range and app version (its dimension selects aggregates only).
     /// Rows of whole hours carry hour −1: a report sums over hours.
     static func rollup(_ c: SQLiteConnection, app: String, filter: ReportFilter) throws(SQLiteError) -> HourlyRollup {
         let range = RollupRange(from: filter.from, to: filter.to)
         var rollup = HourlyRollup()
         if let hours = range.hours {
-            // ?1 app, ?2 first hour, ?3 end hour, ?4 app version: each condition only when set.
-            var conditions = ""
-            if hours.from != nil { conditions += " AND hour >= ?2" }
-            if hours.to != nil { conditions += " AND hour < ?3" }
-            if filter.appVersion != nil { conditions += " AND app_version = ?4" }
-            func bind(_ statement: SQLiteStatement) throws(SQLiteError) {
-                try statement.bind(app, at: 1)
-                if let from = hours.from { try statement.bind(from, at: 2) }
-                if let to = hours.to { try statement.bind(to, at: 3) }
-                if let version = filter.appVersion { try statement.bind(version, at: 4) }
-            }
+            let whole = WholeHours(hours: hours, appVersion: filter.appVersion)
+            let conditions = whole.sql
+            func bind(_ statement: SQLiteStatement) throws(SQLiteError) { try whole.bind(statement, app: app) }
             // total(): an integer sum() fails past 2^63 - 1, and the duration sums are the client's.
             let events = try c.prepare("""
                 SELECT app_version, sdk_name, sdk_version, name, kind, type, source, sum(events), sum(abandoned), sum(given_up),
@@ -83,17 +98,11 @@ enum SQLiteRollupReading {
         let range = RollupRange(from: filter.from, to: filter.to)
         var funnel = FunnelRollup()
         if let hours = range.hours {
-            var conditions = ""
-            if hours.from != nil { conditions += " AND hour >= ?2" }
-            if hours.to != nil { conditions += " AND hour < ?3" }
-            if filter.appVersion != nil { conditions += " AND app_version = ?4" }
+            let whole = WholeHours(hours: hours, appVersion: filter.appVersion)
             let rows = try c.prepare("""
-                SELECT use_case, step, sum(reached), sum(left_runs) FROM funnel_hours WHERE app = ?1\(conditions) GROUP BY use_case, step
+                SELECT use_case, step, sum(reached), sum(left_runs) FROM funnel_hours WHERE app = ?1\(whole.sql) GROUP BY use_case, step
                 """)
-            try rows.bind(app, at: 1)
-            if let from = hours.from { try rows.bind(from, at: 2) }
-            if let to = hours.to { try rows.bind(to, at: 3) }
-            if let version = filter.appVersion { try rows.bind(version, at: 4) }
+            try whole.bind(rows, app: app)
             try SQLiteEventStore.walk(rows) { r in
                 funnel.add(FunnelRollup.Key(hour: -1, appVersion: "", useCase: r.text(at: 0) ?? "", step: r.text(at: 1) ?? ""),
                            FunnelRollup.Counts(reached: r.int64(at: 2), left: r.int64(at: 3)))
@@ -112,19 +121,13 @@ enum SQLiteRollupReading {
         let range = RollupRange(from: filter.from, to: filter.to)
         var sessions = SessionRollup()
         if let hours = range.hours {
-            var conditions = ""
-            if hours.from != nil { conditions += " AND hour >= ?2" }
-            if hours.to != nil { conditions += " AND hour < ?3" }
-            if filter.appVersion != nil { conditions += " AND app_version = ?4" }
+            let whole = WholeHours(hours: hours, appVersion: filter.appVersion)
             // total(): an integer sum() fails past Int64's bounds, and the durations are the client's.
             let rows = try c.prepare("""
                 SELECT bucket, sum(sessions), CAST(max(min(total(duration_us), 9223372036854775807.0), -9223372036854775808.0) AS INTEGER)
-                FROM session_hours WHERE app = ?1\(conditions) GROUP BY bucket
+                FROM session_hours WHERE app = ?1\(whole.sql) GROUP BY bucket
                 """)
-            try rows.bind(app, at: 1)
-            if let from = hours.from { try rows.bind(from, at: 2) }
-            if let to = hours.to { try rows.bind(to, at: 3) }
-            if let version = filter.appVersion { try rows.bind(version, at: 4) }
+            try whole.bind(rows, app: app)
             try SQLiteEventStore.walk(rows) { r in
                 sessions.add(SessionRollup.Key(hour: -1, appVersion: "", bucket: r.int64(at: 0)),
                              SessionRollup.Counts(sessions: r.int64(at: 1), micros: r.int64(at: 2)))
