@@ -8,7 +8,7 @@ import Foundation
 ///
 /// make-report-db writes rows directly, so the new store adds them to its hourly rollups the way
 /// a store upgraded from before them does, as `serve` first opens it: that backfill is timed
-/// too. With NFLOG_BENCH_BASELINE_COLLECTOR=PATH (an earlier build), a second store made and read
+/// too (and a baseline's, when it has rollups). With NFLOG_BENCH_BASELINE_COLLECTOR=PATH (an earlier build), a second store made and read
 /// by that build gets the same rows and the same reads, taking turns with this build's, so the
 /// two are compared side by side in one run.
 enum AnalyticsPhase {
@@ -30,17 +30,25 @@ enum AnalyticsPhase {
             try CollectorChild.start(["--db", path], executable: build.executable).stop()
             try execute(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "scripts/make-report-db", path, String(events)])
         }
-        // This build's store adds the rows to its rollups as serve opens it.
-        let start = ContinuousClock.now
-        let serving = try CollectorChild.start(["--db", paths["this build"] ?? ""])
-        while !serving.logContains("the hourly rollups hold every stored event") {
-            guard serving.isRunning else { throw BenchError("the collector stopped before its rollups were complete") }
-            try await Task.sleep(for: .milliseconds(20))
+        // Each store with rollups (this build's, and a baseline's from after them) adds the rows
+        // to them as serve opens it; a baseline from before them has nothing to add.
+        var backfills: [String: Double] = [:]
+        for build in builds {
+            let path = paths[build.name] ?? ""
+            guard try hasRollups(path) else { continue }
+            let start = ContinuousClock.now
+            let serving = try CollectorChild.start(["--db", path], executable: build.executable)
+            while !serving.logContains("the hourly rollups hold every stored event") {
+                guard serving.isRunning else { throw BenchError("the collector stopped before its rollups were complete") }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            backfills[build.name] = seconds(ContinuousClock.now - start)
+            serving.stop()
         }
-        let backfill = seconds(ContinuousClock.now - start)
-        serving.stop()
+        let backfill = backfills["this build"] ?? 0
         report.add("analytics_backfill_s", backfill, places: 2)
         report.add("analytics_backfill_events_per_s", Double(events) / backfill)
+        if let old = backfills["baseline"] { report.add("baseline_analytics_backfill_s", old, places: 2) }
 
         // make-report-db's events are 100 ms apart from 2025-06-15 15:06:40 UTC.
         let first: Int64 = 1_750_000_000_000, last = first + Int64(events) * 100
@@ -74,11 +82,25 @@ enum AnalyticsPhase {
             }
             report.lines.append(line + " (\(events) events; median of 3)")
         }
-        report.lines.append(padded("rollup backfill:") + String(format: "%.2f s for %d events (%.0f events/s), as an upgraded store's first serve", backfill, events, Double(events) / backfill))
+        report.lines.append(padded("rollup backfill:") + String(format: "%.2f s for %d events (%.0f events/s), as an upgraded store's first serve", backfill, events, Double(events) / backfill)
+                            + (backfills["baseline"].map { String(format: " · baseline %.2f s", $0) } ?? ""))
     }
 
     private static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Whether the store at `path` has hourly rollups (a build from before them made it otherwise).
+    private static func hasRollups(_ path: String) throws -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT count(*) FROM sqlite_master WHERE name = 'rollup_backfill'\").fetchone()[0])", path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text.trimmingCharacters(in: .whitespacesAndNewlines) == "1"
     }
 
     /// Runs a process to its end, its output discarded; throws unless it exits 0.

@@ -167,7 +167,7 @@ struct CollectorStartupTests {
                 if self == .olderCollector {
                     // Version 9 as it was: migrations 12, 11 and 10 undone (their tables and indexes).
                     try connection.execute("""
-                        DROP TABLE funnel_hours; DROP TABLE session_hours; DROP TABLE event_hours; DROP TABLE duration_hours; DROP TABLE origin_hours; DROP TABLE rollup_backfill;
+                        DROP TABLE funnel_hours; DROP TABLE session_hours; DROP INDEX sessions_started; DROP TABLE event_hours; DROP TABLE duration_hours; DROP TABLE origin_hours; DROP TABLE rollup_backfill;
                         DROP INDEX events_hours; DROP INDEX events_runs; DROP INDEX events_steps; DROP TABLE context_counts;
                         PRAGMA user_version = 9
                         """)

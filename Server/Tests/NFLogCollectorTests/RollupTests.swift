@@ -303,11 +303,11 @@ struct RollupTests {
         case .beforeRollups:
             try connection.execute("""
                 DROP TABLE event_hours; DROP TABLE duration_hours; DROP TABLE origin_hours; DROP TABLE rollup_backfill;
-                DROP TABLE funnel_hours; DROP TABLE session_hours; PRAGMA user_version = 10;
+                DROP TABLE funnel_hours; DROP TABLE session_hours; DROP INDEX sessions_started; PRAGMA user_version = 10;
                 """)
         case .beforeFunnels:
             try connection.execute("""
-                DROP TABLE funnel_hours; DROP TABLE session_hours; ALTER TABLE rollup_backfill DROP COLUMN next_run;
+                DROP TABLE funnel_hours; DROP TABLE session_hours; DROP INDEX sessions_started; ALTER TABLE rollup_backfill DROP COLUMN next_run;
                 ALTER TABLE rollup_backfill DROP COLUMN last_run; ALTER TABLE rollup_backfill DROP COLUMN runs_received_before_ms;
                 ALTER TABLE rollup_backfill DROP COLUMN sessions_after_app; ALTER TABLE rollup_backfill DROP COLUMN sessions_after_uuid;
                 ALTER TABLE rollup_backfill DROP COLUMN sessions_done; PRAGMA user_version = 11;
@@ -343,6 +343,7 @@ struct RollupTests {
                         try await client.query(PostgresQuery(unsafeSQL: "DROP VIEW \(table)s_now"), logger: logger)
                         try await client.query(PostgresQuery(unsafeSQL: "DROP TABLE \(table)s, \(table)_deltas"), logger: logger)
                     }
+                    try await client.query("DROP INDEX sessions_started", logger: logger)
                     switch schema {
                     case .beforeRollups:
                         try await client.query("DROP TABLE rollup_backfill", logger: logger)

@@ -259,7 +259,8 @@ enum CollectorSchema {
         // this migration are added by the backfill last, in key order: it has added those up to
         // (`sessions_after_app`, `sessions_after_uuid`) (NULL: none yet) until `sessions_done`; a
         // batch changes a session's rows only once the backfill is past its key (a session past
-        // it, new or not, is added by the backfill as it then is).
+        // it, new or not, is added by the backfill as it then is). The report reads the sessions
+        // that start within the part of an hour at a range's ends through sessions_started.
         SQLiteMigration(version: 12, name: "funnel and session rollups", sql: """
             CREATE TABLE funnel_hours (
                 app TEXT NOT NULL, hour INTEGER NOT NULL, app_version TEXT NOT NULL, use_case TEXT NOT NULL, step TEXT NOT NULL,
@@ -281,6 +282,7 @@ enum CollectorSchema {
             ALTER TABLE rollup_backfill ADD COLUMN sessions_after_uuid BLOB;
             ALTER TABLE rollup_backfill ADD COLUMN sessions_done INTEGER NOT NULL DEFAULT 0;
             UPDATE rollup_backfill SET sessions_done = NOT EXISTS (SELECT 1 FROM sessions);
+            CREATE INDEX sessions_started ON sessions (app, started_ms);
             """),
     ]
 }

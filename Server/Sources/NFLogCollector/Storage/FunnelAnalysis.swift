@@ -31,18 +31,20 @@ enum FunnelAnalysis {
 
     /// The funnel's statement over the runs `selection` selects: rows of (use case, step,
     /// reached, left).
-    static func sql(_ selection: SQLiteReportSelection) -> String {
+    /// `byHour`: the runs are found through events_hours (the range's hours), not events_runs
+    /// (every run of the app): for a range within an hour, a part of it at a range's end.
+    static func sql(_ selection: SQLiteReportSelection, byHour: Bool = false) -> String {
         // Runs are use-case spans in a transaction: `given_up` is set for use cases only, and
         // events_runs holds exactly those, so the runs, and each run's steps (events_steps,
         // sought by the run's transaction, span id and context), are read from indexes alone.
         // `reached` walks every run's steps; `abandoned` only the abandoned runs', each one's latest
         // (materialized, so that its subquery runs once a run, not once for each use of it).
-        let runs = "events u INDEXED BY events_runs"
+        let runs = byHour ? "events u INDEXED BY events_hours" : "events u INDEXED BY events_runs"
         let ofRun = """
             s.app = ?1 AND s.parent_span IS NOT NULL AND s.transaction_id = u.transaction_id
             AND s.parent_span = u.span_id AND s.context_id = u.context_id
             """
-        let selected = "u.app = ?1 AND u.span_id IS NOT NULL\(selection.events("u"))"
+        let selected = "u.app = ?1 AND u.span_id IS NOT NULL AND u.given_up IS NOT NULL\(selection.events("u"))"
         return """
             WITH reached AS (
                 SELECT u.name AS use_case, s.name AS step, count(DISTINCT u.id) AS reached
@@ -65,9 +67,9 @@ enum FunnelAnalysis {
 
     /// Adds the funnel rows of the runs `selection` selects (by the run's start and context; all
     /// of a selected run's steps count), read in the caller's transaction, as rows of hour −1.
-    static func add(_ c: SQLiteConnection, app: String, selection: SQLiteReportSelection,
+    static func add(_ c: SQLiteConnection, app: String, selection: SQLiteReportSelection, byHour: Bool = false,
                     to funnel: inout FunnelRollup) throws(SQLiteError) {
-        let rows = try c.prepare(sql(selection))
+        let rows = try c.prepare(sql(selection, byHour: byHour))
         try selection.bind(rows, app: app)
         try SQLiteEventStore.walk(rows) { row in
             funnel.add(FunnelRollup.Key(hour: -1, appVersion: "", useCase: row.text(at: 0) ?? "", step: row.text(at: 1) ?? ""),

@@ -110,7 +110,7 @@ enum SQLiteRollupReading {
         }
         for part in range.edges {
             let edge = ReportFilter(from: part.from, to: part.to, appVersion: filter.appVersion)
-            try FunnelAnalysis.add(c, app: app, selection: SQLiteReportSelection(filter: edge), to: &funnel)
+            try FunnelAnalysis.add(c, app: app, selection: SQLiteReportSelection(filter: edge), byHour: true, to: &funnel)
         }
         return funnel
     }
@@ -135,7 +135,7 @@ enum SQLiteRollupReading {
         }
         guard !range.edges.isEmpty else { return sessions }
         let edge = try c.prepare("""
-            SELECT s.started_ms, s.ended_ms FROM sessions s JOIN contexts c ON c.id = s.context_id
+            SELECT s.started_ms, s.ended_ms FROM sessions s INDEXED BY sessions_started JOIN contexts c ON c.id = s.context_id
             WHERE s.app = ?1 AND s.started_ms >= ?2 AND s.started_ms < ?3 AND (?4 IS NULL OR c.app_version = ?4)
             """)
         for part in range.edges {

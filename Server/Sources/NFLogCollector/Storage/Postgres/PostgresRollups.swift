@@ -96,6 +96,8 @@ enum PostgresRollups {
         ON CONFLICT (app) DO UPDATE SET next_run = 0, last_run = excluded.last_run,
             runs_received_before_ms = excluded.runs_received_before_ms, sessions_done = excluded.sessions_done
         """,
+        // The sessions that start within the part of an hour at a range's ends, for the report.
+        "CREATE INDEX sessions_started ON sessions (app, started_ms)",
     ]
 
     /// Moves each rollup's deltas into its keyed table (inside ``PostgresCounts``'s fold).
