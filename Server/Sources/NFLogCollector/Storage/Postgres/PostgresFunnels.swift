@@ -14,18 +14,12 @@ enum PostgresFunnels {
     /// from the single-key ones of ``PostgresSchema``).
     static let lockSpace: Int32 = 0x4E46
 
-    /// A run's lock: a hash of its app and key that every collector computes alike (FNV-1a), 32
-    /// bits of it. Two runs that share one only wait for each other.
+    /// A run's lock: a hash of its app and key (``AdvisoryLockKey``).
     static func lock(app: String, _ key: FunnelRollup.RunKey) -> Int32 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func mix(_ byte: UInt8) {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        for byte in app.utf8 { mix(byte) }
-        withUnsafeBytes(of: key.transaction.uuid) { for byte in $0 { mix(byte) } }
-        withUnsafeBytes(of: key.span.littleEndian) { for byte in $0 { mix(byte) } }
-        return Int32(truncatingIfNeeded: hash ^ (hash >> 32))
+        var lock = AdvisoryLockKey(app: app)
+        withUnsafeBytes(of: key.transaction.uuid) { lock.add($0) }
+        withUnsafeBytes(of: key.span.littleEndian) { lock.add($0) }
+        return lock.value
     }
 
     /// What the batch's new events (`newIDs`) change in the funnels of the runs they touch

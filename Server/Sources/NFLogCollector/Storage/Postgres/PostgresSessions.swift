@@ -13,12 +13,11 @@ enum PostgresSessions {
     /// The first key of the two-key advisory locks that guard sessions: "NS".
     static let lockSpace: Int32 = 0x4E53
 
-    /// A session's lock: 32 bits of an FNV-1a hash of its app and id, as every collector computes it.
+    /// A session's lock: a hash of its app and id (``AdvisoryLockKey``).
     static func lock(app: String, _ id: UUID) -> Int32 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in app.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        withUnsafeBytes(of: id.uuid) { for byte in $0 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 } }
-        return Int32(truncatingIfNeeded: hash ^ (hash >> 32))
+        var lock = AdvisoryLockKey(app: app)
+        withUnsafeBytes(of: id.uuid) { lock.add($0) }
+        return lock.value
     }
 
     /// Locks the batch's sessions and reads them as stored: each one's row (nil: new) and
