@@ -269,7 +269,7 @@ struct RollupTests {
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         try await makeOldSQLiteStore(path, schema, storing: before)
         let store = try SQLiteEventStore(path: path, durableCommits: false, readTimeLimit: .seconds(30),
-                                         logger: Logger(label: "test"), backfillStep: 5)
+                                         logger: Logger(label: "test"), backfillStep: 5, compacts: false)
         let reader = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
         #expect(try SQLiteRollupBackfill.remaining(reader) ?? 0 > 0)
         for (index, batch) in after.enumerated() {
@@ -292,6 +292,11 @@ struct RollupTests {
         case beforeFunnels
     }
 
+    /// Drops migration 13's daily rollups (SQLite): their tables, their triggers, `rollup_compaction`.
+    static let dropDailyRollups = RollupDays.tables.map {
+        "DROP TRIGGER \($0.hours)_insert_to_days; DROP TRIGGER \($0.hours)_update_to_days; DROP TRIGGER \($0.hours)_delete_to_days; DROP TABLE \($0.days);"
+    }.joined(separator: " ") + " DROP TABLE rollup_compaction;"
+
     /// Stores `batches` with today's code, then takes the store back to `schema` (the later
     /// tables dropped, the schema version lowered), as an older collector left it.
     static func makeOldSQLiteStore(_ path: String, _ schema: OldSchema = .beforeRollups, storing batches: [Batch]) async throws {
@@ -299,6 +304,7 @@ struct RollupTests {
         try await F.store(batches, in: store, app: "shop")
         await store.close()
         let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
+        try connection.execute(dropDailyRollups)
         switch schema {
         case .beforeRollups:
             try connection.execute("""

@@ -284,5 +284,9 @@ enum CollectorSchema {
             UPDATE rollup_backfill SET sessions_done = NOT EXISTS (SELECT 1 FROM sessions);
             CREATE INDEX sessions_started ON sessions (app, started_ms);
             """),
+        // Daily rollups (RollupDays): each rollup table's twin by UTC day, which a report over
+        // whole days reads instead of 24 hour rows a day. The compactor fills a past day's rows
+        // from its hours; triggers keep them equal to the hours afterwards (SQLiteRollupCompaction).
+        SQLiteMigration(version: 13, name: "daily rollups", sql: SQLiteRollupCompaction.migrationSQL),
     ]
 }

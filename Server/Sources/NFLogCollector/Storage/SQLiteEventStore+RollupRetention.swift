@@ -1,12 +1,17 @@
 @_spi(NFLogShared) import NFLogSupport
 
-/// Rollup retention on SQLite: the rollups' old hours deleted a day of one app's rows at a time,
-/// each in its own transaction on the writer, so uploads are stored between them.
+/// Rollup retention on SQLite: the rollups' old hours (and the daily rollups' days that ended
+/// before the cutoff, ``RollupDays``) deleted a day of one app's rows at a time, each in its own transaction on
+/// the writer, so uploads are stored between them.
 extension SQLiteEventStore {
     public func dropRollups(hoursBefore hour: Int64) async throws -> Int {
         let apps = try await onWriter { c in try c.prepare("SELECT app FROM totals ORDER BY app").collect { $0.text(at: 0) ?? "" } }
         var dropped = 0
-        for table in HourlyRollup.tableNames {
+        // Hour rows before day rows: deleting an hour row of a compacted day takes it out of the
+        // day's row (a trigger), so a day's row goes once its whole day is before the cutoff, all
+        // its hours gone and its sums zero; a day the cutoff cuts keeps the sums of its later hours.
+        let tables = RollupDays.tables.flatMap { [(name: $0.hours, before: hour), (name: $0.days, before: hour - RollupDays.hoursPerDay + 1)] }
+        for (table, hour) in tables {
             for app in apps {
                 while true {
                     try Task.checkCancellation()

@@ -27,7 +27,10 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     /// Adds the events stored before the rollups to them (``SQLiteRollupBackfill``), when there
     /// are any; set once at the end of `init`, cancelled by ``close()``.
     private let backfill = Mutex<Task<Void, Never>?>(nil)
-    private let logger: Logger
+    /// Compacts past days into the daily rollups (``runCompaction()``), once the backfill is
+    /// done; set once at the end of `init`, cancelled by ``close()``.
+    private let compaction = Mutex<Task<Void, Never>?>(nil)
+    let logger: Logger
     /// Row ids a backfill step reads (``SQLiteRollupBackfill/stepSize``).
     private let backfillStep: Int
     public let path: String
@@ -50,12 +53,13 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     public convenience init(path: String, durableCommits: Bool = true, readTimeLimit: Duration = .seconds(30),
                             logger: Logger = Logger(label: "nflog-collector.sqlite")) throws {
         try self.init(path: path, durableCommits: durableCommits, readTimeLimit: readTimeLimit, logger: logger,
-                      backfillStep: SQLiteRollupBackfill.stepSize)
+                      backfillStep: SQLiteRollupBackfill.stepSize, compacts: true)
     }
 
     /// As the public initialiser, with the backfill's steps of `backfillStep` row ids (tests
-    /// take small ones, to store batches between them).
-    init(path: String, durableCommits: Bool, readTimeLimit: Duration, logger: Logger, backfillStep: Int) throws {
+    /// take small ones, to store batches between them), and without compacting past days in the
+    /// background unless `compacts` (tests compact when they choose, ``compactRollups(before:)``).
+    init(path: String, durableCommits: Bool, readTimeLimit: Duration, logger: Logger, backfillStep: Int, compacts: Bool) throws {
         self.backfillStep = backfillStep
         self.readTimeLimit = readTimeLimit
         self.logger = logger
@@ -86,6 +90,14 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
             }
             if try SQLiteRollupBackfill.isPending(connection) {
                 backfill.withLock { $0 = Task { await self.runBackfill() } }
+            }
+        }
+        if compacts {
+            compaction.withLock {
+                $0 = Task {
+                    await self.rollupsBackfilled()
+                    await self.runCompaction()
+                }
             }
         }
     }
@@ -649,10 +661,9 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
 
     public func close() async {
         // First: a step queued after the connections went would only fail.
-        if let task = backfill.withLock({ $0 }) {
-            task.cancel()
-            await task.value
-        }
+        let tasks = [compaction.withLock({ $0 }), backfill.withLock({ $0 })].compactMap({ $0 })
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
         await withCheckedContinuation { continuation in
             queue.async {
                 self.statements = nil

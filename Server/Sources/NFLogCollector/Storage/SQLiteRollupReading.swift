@@ -45,20 +45,28 @@ enum SQLiteRollupReading {
         }
     }
 
+    /// The parts of `range`'s whole hours to read from the hour rows and from the day rows
+    /// (``RollupDays``), in the caller's snapshot, each with its conditions.
+    static func segments(_ c: SQLiteConnection, app: String, range: RollupRange,
+                         appVersion: String?) throws(SQLiteError) -> [(segment: RollupDays.Segment, whole: WholeHours)] {
+        guard let hours = range.hours else { return [] }
+        let compacted = try SQLiteRollupCompaction.compactedBefore(c, app: app)
+        return RollupDays.segments(hours, compactedBefore: compacted).map { ($0, WholeHours(hours: $0.hours, appVersion: appVersion)) }
+    }
+
     /// The rows for `filter`'s range and app version (its dimension selects aggregates only).
     /// Rows of whole hours carry hour −1: a report sums over hours.
     static func rollup(_ c: SQLiteConnection, app: String, filter: ReportFilter) throws(SQLiteError) -> HourlyRollup {
         let range = RollupRange(from: filter.from, to: filter.to)
         var rollup = HourlyRollup()
-        if let hours = range.hours {
-            let whole = WholeHours(hours: hours, appVersion: filter.appVersion)
+        for (segment, whole) in try segments(c, app: app, range: range, appVersion: filter.appVersion) {
             let conditions = whole.sql
             func bind(_ statement: SQLiteStatement) throws(SQLiteError) { try whole.bind(statement, app: app) }
             // total(): an integer sum() fails past 2^63 - 1, and the duration sums are the client's.
             let events = try c.prepare("""
                 SELECT app_version, sdk_name, sdk_version, name, kind, type, source, sum(events), sum(abandoned), sum(given_up),
                        sum(measured), CAST(min(total(duration_us), 9223372036854775807.0) AS INTEGER)
-                FROM event_hours WHERE app = ?1\(conditions)
+                FROM \(segment.table(RollupDays.event)) WHERE app = ?1\(conditions)
                 GROUP BY app_version, sdk_name, sdk_version, name, kind, type, source
                 """)
             try bind(events)
@@ -70,7 +78,7 @@ enum SQLiteRollupReading {
                                                     measured: r.int64(at: 10), durationMicros: r.int64(at: 11)))
             }
             let durations = try c.prepare("""
-                SELECT app_version, name, type, bucket, sum(count) FROM duration_hours WHERE app = ?1\(conditions)
+                SELECT app_version, name, type, bucket, sum(count) FROM \(segment.table(RollupDays.duration)) WHERE app = ?1\(conditions)
                 GROUP BY app_version, name, type, bucket
                 """)
             try bind(durations)
@@ -79,7 +87,8 @@ enum SQLiteRollupReading {
                                                     type: r.text(at: 2) ?? "", bucket: r.int64(at: 3)), count: r.int64(at: 4))
             }
             let origins = try c.prepare("""
-                SELECT app_version, origin, sum(events) FROM origin_hours WHERE app = ?1\(conditions) GROUP BY app_version, origin
+                SELECT app_version, origin, sum(events) FROM \(segment.table(RollupDays.origin)) WHERE app = ?1\(conditions)
+                GROUP BY app_version, origin
                 """)
             try bind(origins)
             try SQLiteEventStore.walk(origins) { r in
@@ -91,16 +100,16 @@ enum SQLiteRollupReading {
         return rollup
     }
 
-    /// The funnel rows for `filter`'s range and app version: whole hours from `funnel_hours`,
-    /// summed over them, and the runs that start in the parts of an hour at either end from the
-    /// events (``FunnelAnalysis``).
+    /// The funnel rows for `filter`'s range and app version: whole hours from `funnel_hours` (and
+    /// whole compacted days from `funnel_days`), summed over them, and the runs that start in the
+    /// parts of an hour at either end from the events (``FunnelAnalysis``).
     static func funnels(_ c: SQLiteConnection, app: String, filter: ReportFilter) throws(SQLiteError) -> FunnelRollup {
         let range = RollupRange(from: filter.from, to: filter.to)
         var funnel = FunnelRollup()
-        if let hours = range.hours {
-            let whole = WholeHours(hours: hours, appVersion: filter.appVersion)
+        for (segment, whole) in try segments(c, app: app, range: range, appVersion: filter.appVersion) {
             let rows = try c.prepare("""
-                SELECT use_case, step, sum(reached), sum(left_runs) FROM funnel_hours WHERE app = ?1\(whole.sql) GROUP BY use_case, step
+                SELECT use_case, step, sum(reached), sum(left_runs) FROM \(segment.table(RollupDays.funnel)) WHERE app = ?1\(whole.sql)
+                GROUP BY use_case, step
                 """)
             try whole.bind(rows, app: app)
             try SQLiteEventStore.walk(rows) { r in
@@ -115,17 +124,17 @@ enum SQLiteRollupReading {
         return funnel
     }
 
-    /// The session rows for `filter`'s range and app version: whole hours from `session_hours`,
-    /// and the sessions that start in the parts of an hour at either end from their rows.
+    /// The session rows for `filter`'s range and app version: whole hours from `session_hours`
+    /// (and whole compacted days from `session_days`), and the sessions that start in the parts
+    /// of an hour at either end from their rows.
     static func sessions(_ c: SQLiteConnection, app: String, filter: ReportFilter) throws(SQLiteError) -> SessionRollup {
         let range = RollupRange(from: filter.from, to: filter.to)
         var sessions = SessionRollup()
-        if let hours = range.hours {
-            let whole = WholeHours(hours: hours, appVersion: filter.appVersion)
+        for (segment, whole) in try segments(c, app: app, range: range, appVersion: filter.appVersion) {
             // total(): an integer sum() fails past Int64's bounds, and the durations are the client's.
             let rows = try c.prepare("""
                 SELECT bucket, sum(sessions), CAST(max(min(total(duration_us), 9223372036854775807.0), -9223372036854775808.0) AS INTEGER)
-                FROM session_hours WHERE app = ?1\(whole.sql) GROUP BY bucket
+                FROM \(segment.table(RollupDays.session)) WHERE app = ?1\(whole.sql) GROUP BY bucket
                 """)
             try whole.bind(rows, app: app)
             try SQLiteEventStore.walk(rows) { r in
