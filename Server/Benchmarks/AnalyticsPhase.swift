@@ -32,19 +32,31 @@ enum AnalyticsPhase {
         }
         // Each store with rollups (this build's, and a baseline's from after them) adds the rows
         // to them as serve opens it; a baseline from before them has nothing to add.
+        // Then a store with daily rollups compacts its past days (make-report-db's are all past).
         var backfills: [String: Double] = [:]
+        var compactions: [String: Double] = [:]
         for build in builds {
             let path = paths[build.name] ?? ""
             guard try hasRollups(path) else { continue }
             let start = ContinuousClock.now
             let serving = try CollectorChild.start(["--db", path], executable: build.executable)
-            while !serving.logContains("the hourly rollups hold every stored event") {
-                guard serving.isRunning else { throw BenchError("the collector stopped before its rollups were complete") }
-                try await Task.sleep(for: .milliseconds(20))
+            func waitFor(_ line: String) async throws {
+                while !serving.logContains(line) {
+                    guard serving.isRunning else { throw BenchError("the collector stopped before its log said: \(line)") }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
             }
+            try await waitFor("the hourly rollups hold every stored event")
             backfills[build.name] = seconds(ContinuousClock.now - start)
+            if try hasDailyRollups(path) {
+                let compacting = ContinuousClock.now
+                try await waitFor("the daily rollups hold every day before today")
+                compactions[build.name] = seconds(ContinuousClock.now - compacting)
+            }
             serving.stop()
         }
+        if let compaction = compactions["this build"] { report.add("analytics_compaction_s", compaction, places: 2) }
+        if let old = compactions["baseline"] { report.add("baseline_analytics_compaction_s", old, places: 2) }
         let backfill = backfills["this build"] ?? 0
         report.add("analytics_backfill_s", backfill, places: 2)
         report.add("analytics_backfill_events_per_s", Double(events) / backfill)
@@ -84,6 +96,10 @@ enum AnalyticsPhase {
         }
         report.lines.append(padded("rollup backfill:") + String(format: "%.2f s for %d events (%.0f events/s), as an upgraded store's first serve", backfill, events, Double(events) / backfill)
                             + (backfills["baseline"].map { String(format: " · baseline %.2f s", $0) } ?? ""))
+        if let compaction = compactions["this build"] {
+            report.lines.append(padded("daily compaction:") + String(format: "%.2f s, every past day, after the backfill", compaction)
+                                + (compactions["baseline"].map { String(format: " · baseline %.2f s", $0) } ?? ""))
+        }
     }
 
     private static func seconds(_ duration: Duration) -> Double {
@@ -91,10 +107,15 @@ enum AnalyticsPhase {
     }
 
     /// Whether the store at `path` has hourly rollups (a build from before them made it otherwise).
-    private static func hasRollups(_ path: String) throws -> Bool {
+    private static func hasRollups(_ path: String) throws -> Bool { try hasTable("rollup_backfill", path) }
+
+    /// Whether the store at `path` has daily rollups.
+    private static func hasDailyRollups(_ path: String) throws -> Bool { try hasTable("rollup_compaction", path) }
+
+    private static func hasTable(_ table: String, _ path: String) throws -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT count(*) FROM sqlite_master WHERE name = 'rollup_backfill'\").fetchone()[0])", path]
+        process.arguments = ["python3", "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT count(*) FROM sqlite_master WHERE name = ?\", (sys.argv[2],)).fetchone()[0])", path, table]
         let output = Pipe()
         process.standardOutput = output
         try process.run()

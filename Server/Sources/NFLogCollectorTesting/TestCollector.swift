@@ -35,17 +35,21 @@ public final class TestCollector: Sendable {
     public let databasePath: String
     public let store: SQLiteEventStore
     private let running: RunningCollector
+    /// The collector chose `databasePath` itself, so ``stop()`` removes it.
+    private let ownsDatabase: Bool
 
-    private init(databasePath: String, store: SQLiteEventStore, running: RunningCollector) {
+    private init(databasePath: String, ownsDatabase: Bool, store: SQLiteEventStore, running: RunningCollector) {
         self.url = running.url
         self.databasePath = databasePath
+        self.ownsDatabase = ownsDatabase
         self.store = store
         self.running = running
     }
 
     /// Starts a collector and returns once it accepts connections.
     /// - Parameters:
-    ///   - databasePath: the SQLite file; default: a new file in a new temporary directory.
+    ///   - databasePath: the SQLite file, left in place by ``stop()``; default: a new file in the
+    ///     temporary directory, which ``stop()`` removes.
     ///   - configuration: limits and keys; its `host` is forced to 127.0.0.1 and its port to
     ///     `port` (0 picks a free one).
     ///   - logger: where the collector logs; default: warnings and errors to the console.
@@ -60,7 +64,7 @@ public final class TestCollector: Sendable {
             .appendingPathComponent("nflog-test-collector-\(UUID().uuidString).sqlite").path
         let store = try SQLiteEventStore(path: path, durableCommits: durableCommits, readTimeLimit: readTimeLimit)
         let running = try await RunningCollector.start(store: store, port: port, configuration: configuration, logger: logger)
-        return TestCollector(databasePath: path, store: store, running: running)
+        return TestCollector(databasePath: path, ownsDatabase: databasePath == nil, store: store, running: running)
     }
 
     /// The port it listens on.
@@ -89,8 +93,11 @@ public final class TestCollector: Sendable {
         try await running.report(filter: filter)
     }
 
-    /// Stops serving gracefully (requests in flight complete) and closes the store.
+    /// Stops serving gracefully (requests in flight complete) and closes the store; removes the
+    /// database when the collector made it (no `databasePath` given to ``start(databasePath:port:configuration:logger:durableCommits:readTimeLimit:)``).
     public func stop() async {
         await running.stop()
+        guard ownsDatabase else { return }
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: databasePath + suffix) }
     }
 }

@@ -38,7 +38,7 @@ enum TransactionAnalysis {
             transactions AS (
                 SELECT u.name AS name, max(u.duration_ms - sum(calls.client_ms), 0) AS client,
                        sum(max(calls.client_ms - calls.server_ms, 0)) AS network, sum(calls.server_ms) AS server
-                FROM calls JOIN events u ON u.app = ?1 AND u.uuid = calls.txn
+                FROM calls CROSS JOIN events u ON u.app = ?1 AND u.uuid = calls.txn
                 WHERE u.kind = 'span' AND u.type = 'usecase' AND u.given_up = 0 AND u.context_id = calls.context\(selection.events("u"))
                 GROUP BY calls.txn
             ),
