@@ -15,7 +15,7 @@ struct HourlyRollup: Sendable {
     static let hourMilliseconds: Int64 = 3_600_000
     /// The stores' tables of the rollups (and of ``FunnelRollup``, ``SessionRollup``), each keyed
     /// by (app, hour, …).
-    static let tableNames = ["event_hours", "duration_hours", "origin_hours", "funnel_hours", "session_hours"]
+    static let tableNames = RollupDays.tables.map(\.hours)
 
     struct EventKey: Hashable, Sendable {
         let hour: Int64, appVersion: String, sdkName: String, sdkVersion: String, name: String, kind: String, type: String, source: String

@@ -17,6 +17,8 @@ enum RollupDays {
     }
 
     /// A rollup table and its daily twin: the key columns after (app, hour), and the summed ones.
+    /// ``tables`` is the one list of the rollups' columns: both stores' schemas and statements
+    /// that cover every table are made from it.
     struct Table: Sendable {
         /// `event` for `event_hours` and `event_days`.
         let base: String
@@ -36,7 +38,7 @@ enum RollupDays {
     static let origin = Table(base: "origin", keys: ["app_version", "origin"], values: ["events"], clamped: [])
     static let funnel = Table(base: "funnel", keys: ["app_version", "use_case", "step"], values: ["reached", "left_runs"], clamped: [])
     static let session = Table(base: "session", keys: ["app_version", "bucket"], values: ["sessions", "duration_us"], clamped: ["duration_us"])
-    /// The tables, in ``HourlyRollup/tableNames`` order.
+    /// The tables (``HourlyRollup/tableNames`` are their hour tables, in this order).
     static let tables = [event, duration, origin, funnel, session]
 
     /// Part of a range's whole hours, read from the hour rows or the day rows.

@@ -6,28 +6,23 @@ import PostgresNIO
 /// statement for all three, and ``PostgresCounts/fold(_:logger:)`` moves them into the keyed
 /// tables with the other counts; reads go through the `*_now` views, keyed rows plus deltas.
 enum PostgresRollups {
-    static let eventKey = ["app", "hour", "app_version", "sdk_name", "sdk_version", "name", "kind", "type", "source"]
-    static let eventValues = ["events", "abandoned", "given_up", "measured", "duration_us"]
-    static let durationKey = ["app", "hour", "app_version", "name", "type", "bucket"]
-    static let originKey = ["app", "hour", "app_version", "origin"]
-    static let funnelKey = ["app", "hour", "app_version", "use_case", "step"]
-    static let sessionKey = ["app", "hour", "app_version", "bucket"]
-
     typealias Table = (name: String, key: [String], values: [String])
+
+    /// A rollup table as PostgreSQL keys it: (app, hour) and the table's own key columns
+    /// (``RollupDays/tables``, the one list of the rollups' columns).
+    private static func table(_ table: RollupDays.Table) -> Table {
+        (table.hours, ["app", "hour"] + table.keys, table.values)
+    }
 
     /// (table, key columns, value columns) of each rollup: the hourly ones (schema 7), then the
     /// funnels' (schema 8).
-    static let hourlyTables: [Table] = [
-        ("event_hours", eventKey, eventValues),
-        ("duration_hours", durationKey, ["count"]),
-        ("origin_hours", originKey, ["events"]),
-    ]
-    static let funnelTable: Table = ("funnel_hours", funnelKey, ["reached", "left_runs"])
-    static let sessionTable: Table = ("session_hours", sessionKey, ["sessions", "duration_us"])
+    static let hourlyTables: [Table] = [RollupDays.event, RollupDays.duration, RollupDays.origin].map(table)
+    static let funnelTable: Table = table(RollupDays.funnel)
+    static let sessionTable: Table = table(RollupDays.session)
     static let tables = hourlyTables + [funnelTable, sessionTable]
 
     private static func columnType(_ column: String) -> String {
-        ["hour", "bucket", "count", "events", "reached", "left_runs", "sessions"].contains(column) || eventValues.contains(column)
+        ["hour", "bucket", "count", "events", "reached", "left_runs", "sessions"].contains(column) || RollupDays.event.values.contains(column)
             ? "bigint" : "text"
     }
 
