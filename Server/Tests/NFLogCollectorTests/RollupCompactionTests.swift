@@ -1,13 +1,15 @@
+import CollectorTestSupport
 import Foundation
 import Logging
 @_spi(NFLogShared) import NFLogSupport
+import PostgresNIO
 import Testing
 @testable import NFLogCollector
 
 /// The daily rollups (``RollupDays``): how a range is split between hour and day rows, and, on
-/// SQLite, that a store whose past days are compacted reports exactly what the same store would
-/// without them, through late events, funnel steps and session listings for compacted days, and
-/// rollup retention.
+/// each store, that a store whose past days are compacted reports exactly what a SQLite store
+/// without them does, through late events, funnel steps and session listings for compacted days
+/// (on PostgreSQL also before and after their fold), and rollup retention.
 @Suite("Daily rollups")
 struct RollupCompactionTests {
     typealias F = FunnelFixtures
@@ -94,29 +96,86 @@ struct RollupCompactionTests {
         ]
     }()
 
-    static func withStores(_ body: (_ compacted: SQLiteEventStore, _ plain: SQLiteEventStore) async throws -> Void) async throws {
-        let paths = [StoreFixtures.temporaryPath(), StoreFixtures.temporaryPath()]
-        defer { for path in paths { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } } }
-        let stores = try paths.map {
-            try SQLiteEventStore(path: $0, durableCommits: false, readTimeLimit: .seconds(30), logger: Logger(label: "test"),
-                                 backfillStep: SQLiteRollupBackfill.stepSize, compacts: false)
-        }
-        do {
-            try await body(stores[0], stores[1])
-        } catch {
-            for store in stores { await store.close() }
-            throw error
-        }
-        for store in stores { await store.close() }
+    /// The store whose days a test compacts, of either kind, with what the test does to it
+    /// beyond ``EventStore``.
+    struct Compacted {
+        let store: any EventStore
+        let compact: (_ before: Int64) async throws -> Int
+        /// The first column of the first row of a query (the SQL the tests use runs on both).
+        let count: (_ sql: String) async throws -> Int64
+        /// On PostgreSQL, folds the deltas into the keyed rows (which the compactor sums); on
+        /// SQLite, nothing.
+        let fold: () async throws -> Void
     }
 
-    static func store(_ batches: [Batch], into stores: [SQLiteEventStore], at receivedAt: Int64) async throws {
+    /// Runs `body` with a store of `kind` that neither compacts nor (PostgreSQL) folds by itself,
+    /// and a plain SQLite store (which never compacts), both empty; closes and removes both.
+    static func withStores(_ kind: StoreKind, _ body: (_ compacted: Compacted, _ plain: SQLiteEventStore) async throws -> Void) async throws {
+        let path = StoreFixtures.temporaryPath()
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let plain = try SQLiteEventStore(path: path, durableCommits: false, readTimeLimit: .seconds(30), logger: Logger(label: "test"),
+                                         backfillStep: SQLiteRollupBackfill.stepSize, compacts: false)
+        var database: TestDatabase?
+        let compacted: Compacted
+        do {
+            switch kind {
+            case .sqlite:
+                compacted = try sqlite()
+            case .postgres:
+                let made = try await TestDatabase.create()
+                database = made
+                compacted = try await postgres(made.url)
+            }
+        } catch {
+            await plain.close()
+            try? await database?.drop()
+            throw error
+        }
+        do {
+            try await body(compacted, plain)
+        } catch {
+            await compacted.store.close()
+            await plain.close()
+            try? await database?.drop()
+            throw error
+        }
+        await compacted.store.close()
+        await plain.close()
+        try await database?.drop()
+    }
+
+    private static func sqlite() throws -> Compacted {
+        let path = StoreFixtures.temporaryPath()
+        let store = try SQLiteEventStore(path: path, durableCommits: false, readTimeLimit: .seconds(30), logger: Logger(label: "test"),
+                                         backfillStep: SQLiteRollupBackfill.stepSize, compacts: false)
+        return Compacted(store: store, compact: { try await store.compactRollups(before: $0) }, count: { sql in
+            try await store.onWriter { c in try c.prepare(sql).collect { $0.int64(at: 0) }.first ?? -1 }
+        }, fold: {})
+    }
+
+    private static func postgres(_ url: String) async throws -> Compacted {
+        let store = try await PostgresEventStore(url: url, poolSize: 4, passwordFile: nil, readTimeLimit: .seconds(30), readingOnly: false,
+                                                 logger: Logger(label: "test"), folds: false)
+        return Compacted(store: store, compact: { try await store.compactRollups(before: $0) }, count: { sql in
+            try await store.read { c in
+                for try await value in try await c.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test")).decode(Int64.self) {
+                    return value
+                }
+                return -1
+            }
+        }, fold: {
+            let folded = try await store.foldCounts()
+            #expect(folded)
+        })
+    }
+
+    static func store(_ batches: [Batch], into stores: [any EventStore], at receivedAt: Int64) async throws {
         for (offset, batch) in batches.enumerated() {
             for store in stores { _ = try await store.store(batch, app: "shop", receivedAt: receivedAt + Int64(offset)) }
         }
     }
 
-    static func expectSameReports(_ compacted: SQLiteEventStore, _ plain: SQLiteEventStore, _ note: String) async throws {
+    static func expectSameReports(_ compacted: any EventStore, _ plain: SQLiteEventStore, _ note: String) async throws {
         for filter in filters {
             let expected = try await plain.report(app: "shop", filter: filter)
             let report = try await compacted.report(app: "shop", filter: filter)
@@ -124,59 +183,69 @@ struct RollupCompactionTests {
         }
     }
 
-    static func count(_ store: SQLiteEventStore, _ sql: String) async throws -> Int64 {
-        try await store.onWriter { c in try c.prepare(sql).collect { $0.int64(at: 0) }.first ?? -1 }
+    /// Every day row before `end` is the sum of its day's hour rows, in every table.
+    static func expectDaysAreHourSums(_ compacted: Compacted, before end: Int64) async throws {
+        for table in RollupDays.tables {
+            let keys = table.keys.joined(separator: ", ")
+            #expect(try await compacted.count("SELECT count(*) FROM \(table.days)") > 0, "\(table.days)")
+            let sums = "SELECT app, hour / 24 * 24, \(keys), \(table.values.map { "sum(\($0))" }.joined(separator: ", ")) FROM \(table.hours) "
+                + "WHERE hour < \(end) GROUP BY app, hour / 24, \(keys)"
+            let days = "SELECT app, hour, \(keys), \(table.values.joined(separator: ", ")) FROM \(table.days)"
+            #expect(try await compacted.count("SELECT count(*) FROM (\(sums) EXCEPT \(days)) AS d") == 0, "\(table.days)")
+            // Nor any other day row, but for rows of zeros (a key whose hours of a day retention cut
+            // all went: it adds nothing).
+            #expect(try await compacted.count("""
+                SELECT count(*) FROM (\(days) WHERE \(table.values.map { "\($0) <> 0" }.joined(separator: " OR ")) EXCEPT \(sums)) AS d
+                """) == 0, "\(table.days)")
+        }
     }
 
-    @Test("A store with compacted days reports byte for byte what the same store reports without, through late events, steps and sessions of compacted days")
-    func sameReports() async throws {
+    @Test("A store with compacted days reports byte for byte what the same store reports without, through late events, steps and sessions of compacted days",
+          arguments: StoreKind.all)
+    func sameReports(kind: StoreKind) async throws {
         let (early, late) = try Self.batches(seed: 33)
-        try await Self.withStores { compacted, plain in
-            try await Self.store(early, into: [compacted, plain], at: 1_750_500_000_000)
+        try await Self.withStores(kind) { compacted, plain in
+            try await Self.store(early, into: [compacted.store, plain], at: 1_750_500_000_000)
+            try await compacted.fold()
             let firstHour = Self.firstDay / F.hour
             // Three of the five days compacted: day rows for them, the rest still hours only.
-            #expect(try await compacted.compactRollups(before: firstHour + 3 * Self.day) == 3)
-            #expect(try await compacted.compactRollups(before: firstHour + 3 * Self.day) == 0)
-            #expect(try await Self.count(compacted, "SELECT compacted_before FROM rollup_compaction WHERE app = 'shop'") == firstHour + 3 * Self.day)
-            #expect(try await Self.count(compacted, "SELECT count(DISTINCT hour) FROM event_days") == 3)
-            for table in RollupDays.tables {
-                let keys = table.keys.joined(separator: ", ")
-                #expect(try await Self.count(compacted, "SELECT count(*) FROM \(table.days)") > 0, "\(table.days)")
-                // Every day row is the sum of its day's hour rows.
-                #expect(try await Self.count(compacted, """
-                    SELECT count(*) FROM (
-                        SELECT app, hour / 24 * 24, \(keys), \(table.values.map { "sum(\($0))" }.joined(separator: ", ")) FROM \(table.hours)
-                        WHERE hour < \(firstHour + 3 * Self.day) GROUP BY app, hour / 24, \(keys)
-                        EXCEPT SELECT app, hour, \(keys), \(table.values.joined(separator: ", ")) FROM \(table.days))
-                    """) == 0, "\(table.days)")
-            }
-            try await Self.expectSameReports(compacted, plain, "compacted")
-            // Late events, steps of stored runs, sessions listed again: for compacted days too.
-            try await Self.store(late, into: [compacted, plain], at: 1_750_600_000_000)
-            try await Self.expectSameReports(compacted, plain, "late")
-            #expect(try await compacted.compactRollups(before: firstHour + 10 * Self.day) == 2)
-            try await Self.expectSameReports(compacted, plain, "all compacted")
+            #expect(try await compacted.compact(firstHour + 3 * Self.day) == 3)
+            #expect(try await compacted.compact(firstHour + 3 * Self.day) == 0)
+            #expect(try await compacted.count("SELECT compacted_before FROM rollup_compaction WHERE app = 'shop'") == firstHour + 3 * Self.day)
+            #expect(try await compacted.count("SELECT count(DISTINCT hour) FROM event_days") == 3)
+            try await Self.expectDaysAreHourSums(compacted, before: firstHour + 3 * Self.day)
+            try await Self.expectSameReports(compacted.store, plain, "compacted")
+            // Late events, steps of stored runs, sessions listed again: for compacted days too
+            // (on PostgreSQL read first as deltas, then folded into hours and days).
+            try await Self.store(late, into: [compacted.store, plain], at: 1_750_600_000_000)
+            try await Self.expectSameReports(compacted.store, plain, "late")
+            try await compacted.fold()
+            try await Self.expectDaysAreHourSums(compacted, before: firstHour + 3 * Self.day)
+            try await Self.expectSameReports(compacted.store, plain, "late, folded")
+            #expect(try await compacted.compact(firstHour + 10 * Self.day) == 2)
+            try await Self.expectSameReports(compacted.store, plain, "all compacted")
             // Retention within a day: the days before it go, the day it cuts keeps its later hours' sums.
             let cut = firstHour + 2 * Self.day + 7
-            #expect(try await compacted.dropRollups(hoursBefore: cut) > 0)
+            #expect(try await compacted.store.dropRollups(hoursBefore: cut) > 0)
             _ = try await plain.dropRollups(hoursBefore: cut)
-            #expect(try await Self.count(compacted, "SELECT count(*) FROM event_days WHERE hour < \(cut - 7)") == 0)
-            #expect(try await Self.count(compacted, "SELECT count(*) FROM event_days WHERE hour = \(cut - 7)") > 0)
-            #expect(try await Self.count(compacted, "SELECT count(*) FROM event_days") > 0)
-            try await Self.expectSameReports(compacted, plain, "after retention")
-            let whole = try await compacted.report(app: "shop")
+            #expect(try await compacted.count("SELECT count(*) FROM event_days WHERE hour < \(cut - 7)") == 0)
+            #expect(try await compacted.count("SELECT count(*) FROM event_days WHERE hour = \(cut - 7)") > 0)
+            try await Self.expectDaysAreHourSums(compacted, before: firstHour + 10 * Self.day)
+            try await Self.expectSameReports(compacted.store, plain, "after retention")
+            let whole = try await compacted.store.report(app: "shop", filter: ReportFilter())
             #expect(whole.eventsStored > 0 && !(whole.useCases["checkout"]?.steps.isEmpty ?? true) && whole.sessions.count > 0)
         }
     }
 
-    @Test("Compacting up to today's start compacts every past day, and changes no report")
-    func toToday() async throws {
+    @Test("Compacting up to today's start compacts every past day, and changes no report", arguments: StoreKind.all)
+    func toToday(kind: StoreKind) async throws {
         let (early, _) = try Self.batches(seed: 7)
-        try await Self.withStores { compacted, plain in
-            try await Self.store(early, into: [compacted, plain], at: 1_750_500_000_000)
+        try await Self.withStores(kind) { compacted, plain in
+            try await Self.store(early, into: [compacted.store, plain], at: 1_750_500_000_000)
+            try await compacted.fold()
             let now = Int64(Date().timeIntervalSince1970 * 1_000) / F.hour
-            #expect(try await compacted.compactRollups(before: RollupDays.start(ofHour: now)) == 5)
-            try await Self.expectSameReports(compacted, plain, "compacted to today")
+            #expect(try await compacted.compact(RollupDays.start(ofHour: now)) == 5)
+            try await Self.expectSameReports(compacted.store, plain, "compacted to today")
         }
     }
 }

@@ -343,6 +343,12 @@ struct RollupTests {
                 await old.close()
                 try await TestDatabase.withClient(url) { client in
                     let logger = Logger(label: "test")
+                    // Schema 9's daily rollups first (their views read the hours' deltas).
+                    for table in RollupDays.tables {
+                        try await client.query(PostgresQuery(unsafeSQL: "DROP VIEW \(table.days)_now"), logger: logger)
+                        try await client.query(PostgresQuery(unsafeSQL: "DROP TABLE \(table.days)"), logger: logger)
+                    }
+                    try await client.query("DROP TABLE rollup_compaction", logger: logger)
                     var tables = ["funnel_hour", "session_hour"]
                     if case .beforeRollups = schema { tables += ["event_hour", "duration_hour", "origin_hour"] }
                     for table in tables {

@@ -13,9 +13,6 @@
 /// backfill) add up to the rows of all their events together, in any order.
 struct HourlyRollup: Sendable {
     static let hourMilliseconds: Int64 = 3_600_000
-    /// The stores' tables of the rollups (and of ``FunnelRollup``, ``SessionRollup``), each keyed
-    /// by (app, hour, …).
-    static let tableNames = RollupDays.tables.map(\.hours)
 
     struct EventKey: Hashable, Sendable {
         let hour: Int64, appVersion: String, sdkName: String, sdkVersion: String, name: String, kind: String, type: String, source: String

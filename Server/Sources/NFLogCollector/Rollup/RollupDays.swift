@@ -38,7 +38,7 @@ enum RollupDays {
     static let origin = Table(base: "origin", keys: ["app_version", "origin"], values: ["events"], clamped: [])
     static let funnel = Table(base: "funnel", keys: ["app_version", "use_case", "step"], values: ["reached", "left_runs"], clamped: [])
     static let session = Table(base: "session", keys: ["app_version", "bucket"], values: ["sessions", "duration_us"], clamped: ["duration_us"])
-    /// The tables (``HourlyRollup/tableNames`` are their hour tables, in this order).
+    /// The tables of the rollups (``HourlyRollup``, ``FunnelRollup``, ``SessionRollup``).
     static let tables = [event, duration, origin, funnel, session]
 
     /// Part of a range's whole hours, read from the hour rows or the day rows.

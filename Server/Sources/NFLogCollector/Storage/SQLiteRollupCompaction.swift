@@ -127,19 +127,9 @@ extension SQLiteEventStore {
         return days
     }
 
-    /// Compacts the days before today (UTC, by this machine's clock) now and then every hour,
-    /// until the store closes; says in the log when a pass compacted any.
+    /// Compacts the days before today now and then every hour, until the store closes
+    /// (``RollupCompactionLoop``).
     func runCompaction() async {
-        while !Task.isCancelled {
-            let hour = Int64(Date().timeIntervalSince1970 * 1_000) / HourlyRollup.hourMilliseconds
-            do {
-                let days = try await compactRollups(before: RollupDays.start(ofHour: hour))
-                if days > 0 { logger.info("the daily rollups hold every day before today", metadata: ["days_compacted": "\(days)"]) }
-            } catch {
-                if Task.isCancelled { return }
-                logger.warning("compacting the hourly rollups into days failed; tried again in an hour", metadata: ["error": "\(error)"])
-            }
-            try? await Task.sleep(for: .seconds(3_600))
-        }
+        await RollupCompactionLoop.run(logger: logger) { try await compactRollups(before: $0) }
     }
 }

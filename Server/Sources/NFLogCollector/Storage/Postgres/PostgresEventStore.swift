@@ -35,6 +35,9 @@ public final class PostgresEventStore: EventStore, Sendable {
     /// Adds the events stored before the rollups to them (``PostgresRollupBackfill``) until none
     /// is left; nil for a store that only reads. ``close()`` cancels it.
     private let backfiller: Task<Void, Never>?
+    /// Compacts past days into the daily rollups (``RollupCompactionLoop``) once this store's
+    /// backfill is done; nil for a store that only reads. ``close()`` cancels it.
+    private let compactor: Task<Void, Never>?
     private let logger: Logger
     /// Days whose partition this process created or saw created: the common case (today's) costs
     /// no round trip. A partition another collector drops is forgotten on the insert's failure.
@@ -54,9 +57,17 @@ public final class PostgresEventStore: EventStore, Sendable {
     ///   - readTimeLimit: how long one statement of a read may run (``readTimeLimit``).
     ///   - readingOnly: check the schema instead of migrating it (`nflog-collector report` and
     ///     `export`, which never write): a database without this release's schema is refused.
-    public init(url: String, poolSize: Int = 8, passwordFile: String? = nil, readTimeLimit: Duration = .seconds(30),
-                readingOnly: Bool = false,
-                logger: Logger = Logger(label: "nflog-collector.postgres")) async throws {
+    public convenience init(url: String, poolSize: Int = 8, passwordFile: String? = nil, readTimeLimit: Duration = .seconds(30),
+                            readingOnly: Bool = false,
+                            logger: Logger = Logger(label: "nflog-collector.postgres")) async throws {
+        try await self.init(url: url, poolSize: poolSize, passwordFile: passwordFile, readTimeLimit: readTimeLimit, readingOnly: readingOnly,
+                            logger: logger, folds: true)
+    }
+
+    /// As the public initialiser; `folds` false: neither folds nor daily compaction in the
+    /// background (tests run them with ``foldCounts()`` and ``compactRollups(before:)``).
+    init(url: String, poolSize: Int, passwordFile: String?, readTimeLimit: Duration, readingOnly: Bool, logger: Logger,
+         folds: Bool) async throws {
         let parsed = try PostgresURL(url, passwordFile: passwordFile)
         // The pool's own log at error level: it warns at every lease made before run() started,
         // which the first migration's lease always is (run() starts in a task just above it).
@@ -87,8 +98,13 @@ public final class PostgresEventStore: EventStore, Sendable {
             await runner.value
             throw error
         }
-        backfiller = readingOnly ? nil : Task { await Self.backfill(client, logger) }
-        folder = readingOnly ? nil : Task {
+        let backfiller = readingOnly ? nil : Task { await Self.backfill(client, logger) }
+        self.backfiller = backfiller
+        compactor = readingOnly || !folds ? nil : Task {
+            await backfiller?.value
+            await RollupCompactionLoop.run(logger: logger) { try await Self.compactRollups(client, before: $0, logger) }
+        }
+        folder = readingOnly || !folds ? nil : Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: Self.foldInterval)
                 if Task.isCancelled { break }
@@ -126,6 +142,30 @@ public final class PostgresEventStore: EventStore, Sendable {
     func foldCounts() async throws -> Bool {
         try checkOpen()
         return try await Self.fold(client, logger)
+    }
+
+    /// Compacts every app's days before `cutoff` (an hour, the start of a day), a day of one app
+    /// per transaction (``PostgresRollupCompaction/step(_:app:before:logger:)``). Returns the days
+    /// compacted.
+    func compactRollups(before cutoff: Int64) async throws -> Int {
+        try checkOpen()
+        return try await Self.compactRollups(client, before: cutoff, logger)
+    }
+
+    private static func compactRollups(_ client: PostgresClient, before cutoff: Int64, _ logger: Logger) async throws -> Int {
+        var apps: [String] = []
+        for try await app in try await client.query("SELECT app FROM totals_now ORDER BY app", logger: logger).decode(String.self) {
+            apps.append(app)
+        }
+        var days = 0
+        for app in apps {
+            while try await client.withConnection({ try await PostgresRollupCompaction.step($0, app: app, before: cutoff, logger: logger) })
+                != nil {
+                try Task.checkCancellation()
+                days += 1
+            }
+        }
+        return days
     }
 
     private static func fold(_ client: PostgresClient, _ logger: Logger) async throws -> Bool {
@@ -776,21 +816,15 @@ public final class PostgresEventStore: EventStore, Sendable {
     }
 
     /// Deletes the rollups' rows of every hour before `hour`, keyed rows and deltas not yet
-    /// folded, one table per transaction. Only rows of old hours are locked: uploads, which
-    /// insert deltas, never wait; a fold adding to an hour being dropped waits for it, and a row
-    /// it leaves goes at the next run.
+    /// folded, and the day rows of every day before it, one table per transaction
+    /// (``PostgresRollupCompaction/drop(_:hoursBefore:_:logger:)``). Only rows of old hours are
+    /// locked: uploads, which insert deltas, never wait; folds skip while it holds their lock.
     public func dropRollups(hoursBefore hour: Int64) async throws -> Int {
         try checkOpen()
         let logger = self.logger
         var dropped = 0
-        for table in HourlyRollup.tableNames {
-            for name in [table, "\(table.dropLast(1))_deltas"] {
-                for try await rows in try await client.query(PostgresQuery(unsafeSQL: """
-                    WITH gone AS (DELETE FROM \(name) WHERE hour < \(hour) RETURNING 1) SELECT count(*) FROM gone
-                    """), logger: logger).decode(Int64.self) {
-                    dropped += Int(rows)
-                }
-            }
+        for table in RollupDays.tables {
+            dropped += try await client.withConnection { try await PostgresRollupCompaction.drop(table, hoursBefore: hour, $0, logger: logger) }
         }
         return dropped
     }
@@ -803,6 +837,8 @@ public final class PostgresEventStore: EventStore, Sendable {
         // lease forever, and close() with it.
         folder?.cancel()
         await folder?.value
+        compactor?.cancel()
+        await compactor?.value
         backfiller?.cancel()
         await backfiller?.value
         runner.cancel()

@@ -2,8 +2,9 @@ import Logging
 import PostgresNIO
 
 /// Reads the rollup rows a report needs on PostgreSQL, as ``SQLiteRollupReading`` does on SQLite:
-/// the range's whole hours from the `*_now` views (keyed rows plus deltas), summed over the
-/// hours, and the hours' parts at its ends from the events, added up by ``HourlyRollup``.
+/// the range's whole hours from the `*_now` views (keyed rows plus deltas; compacted days from
+/// the `*_days_now` ones, ``RollupDays``), summed, and the hours' parts at its ends from the
+/// events, added up by ``HourlyRollup``.
 enum PostgresRollupReading {
     /// The columns of an event ``EventRow`` decodes, from `events e JOIN contexts c`.
     static let eventColumns = """
@@ -19,18 +20,32 @@ enum PostgresRollupReading {
                    appVersion: row.9, sdkName: row.10, sdkVersion: row.11)
     }
 
+    /// The parts of `range`'s whole hours to read from the hour rows and from the day rows
+    /// (``RollupDays``), in the caller's snapshot: each with its first and end hour (NULL: open).
+    static func segments(_ c: PostgresConnection, app: String, range: RollupRange,
+                         logger: Logger) async throws -> [(segment: RollupDays.Segment, from: Int64?, to: Int64?)] {
+        guard let hours = range.hours else { return [] }
+        let compacted = try await PostgresRollupCompaction.compactedBefore(c, app: app, logger: logger)
+        return RollupDays.segments(hours, compactedBefore: compacted).map { ($0, $0.hours.from, $0.hours.to) }
+    }
+
+    /// `table`'s rows plus its deltas not folded yet, of hours or of days as `segment` reads them.
+    private static func view(_ table: RollupDays.Table, _ segment: RollupDays.Segment) -> String {
+        segment.table(table) + "_now"
+    }
+
     /// The rows for `filter`'s range and app version; rows of whole hours carry hour −1.
     static func rollup(_ c: PostgresConnection, app: String, filter: ReportFilter, logger: Logger) async throws -> HourlyRollup {
         let range = RollupRange(from: filter.from, to: filter.to)
         var rollup = HourlyRollup()
-        if let hours = range.hours {
-            // NULL bounds and version select everything.
-            let from = hours.from, to = hours.to, version = filter.appVersion
+        // NULL bounds and version select everything.
+        let version = filter.appVersion
+        for (segment, from, to) in try await segments(c, app: app, range: range, logger: logger) {
             for try await (appVersion, sdkName, sdkVersion, name, kind, type, source, events, abandoned, givenUp, measured, micros)
                 in try await c.query("""
                     SELECT app_version, sdk_name, sdk_version, name, kind, type, source, sum(events)::int8, sum(abandoned)::int8,
                            sum(given_up)::int8, sum(measured)::int8, least(sum(duration_us), \(unescaped: PostgresCounts.maximum))::int8
-                    FROM event_hours_now WHERE app = \(app) AND (\(from)::int8 IS NULL OR hour >= \(from)::int8)
+                    FROM \(unescaped: view(RollupDays.event, segment)) WHERE app = \(app) AND (\(from)::int8 IS NULL OR hour >= \(from)::int8)
                         AND (\(to)::int8 IS NULL OR hour < \(to)::int8) AND (\(version)::text IS NULL OR app_version = \(version)::text)
                     GROUP BY app_version, sdk_name, sdk_version, name, kind, type, source
                     """, logger: logger).decode((String, String, String, String, String, String, String, Int64, Int64, Int64, Int64,
@@ -41,7 +56,7 @@ enum PostgresRollupReading {
                                                     durationMicros: micros))
             }
             for try await (appVersion, name, type, bucket, count) in try await c.query("""
-                SELECT app_version, name, type, bucket, sum(count)::int8 FROM duration_hours_now
+                SELECT app_version, name, type, bucket, sum(count)::int8 FROM \(unescaped: view(RollupDays.duration, segment))
                 WHERE app = \(app) AND (\(from)::int8 IS NULL OR hour >= \(from)::int8) AND (\(to)::int8 IS NULL OR hour < \(to)::int8)
                     AND (\(version)::text IS NULL OR app_version = \(version)::text)
                 GROUP BY app_version, name, type, bucket
@@ -49,7 +64,7 @@ enum PostgresRollupReading {
                 rollup.add(HourlyRollup.DurationKey(hour: -1, appVersion: appVersion, name: name, type: type, bucket: bucket), count: count)
             }
             for try await (appVersion, origin, events) in try await c.query("""
-                SELECT app_version, origin, sum(events)::int8 FROM origin_hours_now
+                SELECT app_version, origin, sum(events)::int8 FROM \(unescaped: view(RollupDays.origin, segment))
                 WHERE app = \(app) AND (\(from)::int8 IS NULL OR hour >= \(from)::int8) AND (\(to)::int8 IS NULL OR hour < \(to)::int8)
                     AND (\(version)::text IS NULL OR app_version = \(version)::text)
                 GROUP BY app_version, origin
@@ -62,15 +77,16 @@ enum PostgresRollupReading {
     }
 
     /// The funnel rows for `filter`'s range and app version, as
-    /// ``SQLiteRollupReading/funnels(_:app:filter:)``: whole hours from `funnel_hours_now`, the
-    /// runs that start in the parts of an hour at either end from the events.
+    /// ``SQLiteRollupReading/funnels(_:app:filter:)``: whole hours from `funnel_hours_now` and
+    /// compacted days from `funnel_days_now`, the runs that start in the parts of an hour at
+    /// either end from the events.
     static func funnels(_ c: PostgresConnection, app: String, filter: ReportFilter, logger: Logger) async throws -> FunnelRollup {
         let range = RollupRange(from: filter.from, to: filter.to)
         var funnel = FunnelRollup()
-        if let hours = range.hours {
-            let from = hours.from, to = hours.to, version = filter.appVersion
+        let version = filter.appVersion
+        for (segment, from, to) in try await segments(c, app: app, range: range, logger: logger) {
             for try await (useCase, step, reached, left) in try await c.query("""
-                SELECT use_case, step, sum(reached)::int8, sum(left_runs)::int8 FROM funnel_hours_now
+                SELECT use_case, step, sum(reached)::int8, sum(left_runs)::int8 FROM \(unescaped: view(RollupDays.funnel, segment))
                 WHERE app = \(app) AND (\(from)::int8 IS NULL OR hour >= \(from)::int8) AND (\(to)::int8 IS NULL OR hour < \(to)::int8)
                     AND (\(version)::text IS NULL OR app_version = \(version)::text)
                 GROUP BY use_case, step
@@ -87,15 +103,17 @@ enum PostgresRollupReading {
     }
 
     /// The session rows for `filter`'s range and app version, as
-    /// ``SQLiteRollupReading/sessions(_:app:filter:)``: whole hours from `session_hours_now`, the
-    /// sessions that start in the parts of an hour at either end from their rows.
+    /// ``SQLiteRollupReading/sessions(_:app:filter:)``: whole hours from `session_hours_now` and
+    /// compacted days from `session_days_now`, the sessions that start in the parts of an hour
+    /// at either end from their rows.
     static func sessions(_ c: PostgresConnection, app: String, filter: ReportFilter, logger: Logger) async throws -> SessionRollup {
         let range = RollupRange(from: filter.from, to: filter.to)
         var sessions = SessionRollup()
-        if let hours = range.hours {
-            let from = hours.from, to = hours.to, version = filter.appVersion
+        let version = filter.appVersion
+        for (segment, from, to) in try await segments(c, app: app, range: range, logger: logger) {
             for try await (bucket, count, micros) in try await c.query("""
-                SELECT bucket, sum(sessions)::int8, \(unescaped: PostgresRollups.saturated("sum(duration_us)")) FROM session_hours_now
+                SELECT bucket, sum(sessions)::int8, \(unescaped: PostgresRollups.saturated("sum(duration_us)"))
+                FROM \(unescaped: view(RollupDays.session, segment))
                 WHERE app = \(app) AND (\(from)::int8 IS NULL OR hour >= \(from)::int8) AND (\(to)::int8 IS NULL OR hour < \(to)::int8)
                     AND (\(version)::text IS NULL OR app_version = \(version)::text)
                 GROUP BY bucket

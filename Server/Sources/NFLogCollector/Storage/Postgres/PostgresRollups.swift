@@ -95,21 +95,9 @@ enum PostgresRollups {
         "CREATE INDEX sessions_started ON sessions (app, started_ms)",
     ]
 
-    /// Moves each rollup's deltas into its keyed table (inside ``PostgresCounts``'s fold).
-    static let foldStatements: [String] = tables.map { table in
-        let key = table.key.joined(separator: ", ")
-        let update = table.values.map { column in
-            column == "duration_us"
-                ? "\(column) = \(saturated("r.\(column)::numeric + excluded.\(column)"))"
-                : "\(column) = r.\(column) + excluded.\(column)"
-        }.joined(separator: ", ")
-        return """
-            WITH moved AS (DELETE FROM \(table.name.dropLast(1))_deltas RETURNING *)
-            INSERT INTO \(table.name) AS r (\(key), \(table.values.joined(separator: ", ")))
-            SELECT \(key), \(table.values.map(sum).joined(separator: ", ")) FROM moved GROUP BY \(key) ORDER BY \(key)
-            ON CONFLICT (\(key)) DO UPDATE SET \(update)
-            """
-    }
+    /// Moves each rollup's deltas into its keyed table, and into its day rows where their day is
+    /// compacted (inside ``PostgresCounts``'s fold; ``PostgresRollupCompaction``).
+    static let foldStatements: [String] = RollupDays.tables.map(PostgresRollupCompaction.foldStatement)
 
     /// One statement inserting the rollup's rows as deltas (data-modifying CTEs): one round trip.
     static func insert(_ rollup: HourlyRollup, app: String) -> PostgresQuery {

@@ -185,6 +185,9 @@ enum PostgresSchema {
             PostgresRollups.migrationStatements),
         PostgresMigration(version: 8, name: "funnel rollups, as deltas folded later, and their backfill", statements:
             PostgresRollups.funnelMigrationStatements),
+        // SQLite's migration 13: the daily rollups (``PostgresRollupCompaction``).
+        PostgresMigration(version: 9, name: "daily rollups, compacted from past days' hours", statements:
+            PostgresRollupCompaction.migrationStatements),
     ]
 
     /// Refuses, changing nothing, a database that lacks this release's migrations or has newer

@@ -1,0 +1,182 @@
+import Logging
+import PostgresNIO
+
+/// The daily rollups on PostgreSQL (``RollupDays``, schema 9), kept as SQLite's are
+/// (``SQLiteRollupCompaction``) but without triggers: every change to a keyed hour row comes
+/// from the fold (``PostgresCounts/fold(_:logger:)``) or from rollup retention, so those two
+/// carry their changes of compacted days to the day rows themselves.
+///
+/// One invariant: for each app, every day before `compacted_before` has day rows equal to the
+/// sums of its **keyed** hour rows. The fold, the compactor's step and rollup retention each hold
+/// the fold's advisory lock for their whole transaction, so none of them sees another half done:
+/// the fold adds the deltas it moves into hours before `compacted_before` to the day rows too;
+/// the step sums a day's keyed hours (its deltas not folded yet reach the day rows when folded);
+/// retention takes what it deletes of a compacted day out of its row. Reads sum a day's row and
+/// the deltas of its hours not folded yet (the `*_days_now` views), in one snapshot.
+enum PostgresRollupCompaction {
+    /// The day of `hour` (hours since 1970) in SQL, as ``RollupDays/start(ofHour:)``.
+    static func dayStart(_ hour: String) -> String {
+        "\(hour) - ((\(hour) % 24) + 24) % 24"
+    }
+
+    /// Per rollup: the keyed day table and the view that adds the deltas not folded yet, filed
+    /// under their hours' day; and `rollup_compaction` (per app; no row is 0, nothing compacted).
+    static let migrationStatements: [String] = RollupDays.tables.flatMap { table in
+        let key = (["app", "hour"] + table.keys).joined(separator: ", ")
+        let values = table.values.joined(separator: ", ")
+        let keys = table.keys.joined(separator: ", ")
+        return [
+            "CREATE TABLE \(table.days) (LIKE \(table.hours), PRIMARY KEY (\(key)))",
+            // No grouping: the reads sum; the app and hour conditions reach both sides.
+            """
+            CREATE VIEW \(table.days)_now AS SELECT app, hour, \(keys), \(values) FROM \(table.days)
+            UNION ALL SELECT app, \(dayStart("hour")) AS hour, \(keys), \(values) FROM \(table.base)_hour_deltas
+            """,
+        ]
+    } + ["CREATE TABLE rollup_compaction (app text PRIMARY KEY, compacted_before bigint NOT NULL)"]
+
+    /// The fold's statement for `table` (``PostgresRollups/foldStatements``): moves its deltas into
+    /// the hour rows, and those of hours before the app's `compacted_before` into the day rows too.
+    static func foldStatement(_ table: RollupDays.Table) -> String {
+        let keys = table.keys.joined(separator: ", ")
+        return """
+            WITH moved AS (DELETE FROM \(table.base)_hour_deltas RETURNING *),
+            hours AS (
+                \(upsert(into: table.hours, table, select: "SELECT app, hour, \(keys), \(sums(table)) FROM moved GROUP BY app, hour, \(keys)"))
+            )
+            \(upsert(into: table.days, table, select: """
+                SELECT m.app, \(dayStart("m.hour")), \(table.keys.map { "m.\($0)" }.joined(separator: ", ")), \(sums(table, prefix: "m."))
+                FROM moved m JOIN rollup_compaction k ON k.app = m.app AND m.hour < k.compacted_before
+                GROUP BY m.app, \(dayStart("m.hour")), \(table.keys.map { "m.\($0)" }.joined(separator: ", "))
+                """))
+            """
+    }
+
+    /// `INSERT … select ON CONFLICT` adding to the rows there, in key order (two folds never
+    /// run at once, but a retention's deletion may).
+    private static func upsert(into name: String, _ table: RollupDays.Table, select: String) -> String {
+        let key = (["app", "hour"] + table.keys).joined(separator: ", ")
+        let update = table.values.map { column in
+            table.clamped.contains(column)
+                ? "\(column) = \(PostgresRollups.saturated("r.\(column)::numeric + excluded.\(column)"))"
+                : "\(column) = r.\(column) + excluded.\(column)"
+        }.joined(separator: ", ")
+        return """
+            INSERT INTO \(name) AS r (\(key), \(table.values.joined(separator: ", ")))
+            SELECT * FROM (\(select)) AS s ORDER BY \((1...(2 + table.keys.count)).map(String.init).joined(separator: ", "))
+            ON CONFLICT (\(key)) DO UPDATE SET \(update)
+            """
+    }
+
+    /// The sums of `table`'s values, clamped where the client's are (`sign` −1: their negation).
+    private static func sums(_ table: RollupDays.Table, prefix: String = "", sign: String = "") -> String {
+        table.values.map { value in
+            table.clamped.contains(value)
+                ? PostgresRollups.saturated("\(sign)sum(\(prefix)\(value))")
+                : "(\(sign)sum(\(prefix)\(value)))::bigint"
+        }.joined(separator: ", ")
+    }
+
+    /// Takes the fold's lock for the caller's transaction, waiting for a fold under way (folds
+    /// only try it, so they skip while this holds it).
+    static func lock(_ c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.foldLock))", logger: logger)
+    }
+
+    /// The app's `compacted_before` in the caller's snapshot (0: nothing compacted).
+    static func compactedBefore(_ c: PostgresConnection, app: String, logger: Logger) async throws -> Int64 {
+        for try await hour in try await c.query("SELECT compacted_before FROM rollup_compaction WHERE app = \(app)", logger: logger)
+            .decode(Int64.self) {
+            return hour
+        }
+        return 0
+    }
+
+    /// Compacts the app's next day before `cutoff` (a day's start) that has keyed hour rows, in a
+    /// transaction under the fold's lock: its day rows are its keyed hours' sums, and
+    /// `compacted_before` moves past it. Returns that day's first hour, or `nil` when every day
+    /// before `cutoff` is compacted (`compacted_before` is then `cutoff`).
+    static func step(_ connection: PostgresConnection, app: String, before cutoff: Int64, logger: Logger) async throws -> Int64? {
+        try await connection.withTransaction(logger: logger) { c in
+            try await lock(c, logger: logger)
+            let compacted = try await compactedBefore(c, app: app, logger: logger)
+            guard compacted < cutoff else { return nil }
+            var next: Int64?
+            for table in RollupDays.tables {
+                // The primary key starts with (app, hour): one index probe per table.
+                for try await hour in try await c.query(PostgresQuery(unsafeSQL: """
+                    SELECT min(hour) FROM \(table.hours) WHERE app = $1 AND hour >= $2
+                    """, binds: binds(app, compacted)), logger: logger).decode(Int64?.self) {
+                    if let hour { next = min(next ?? hour, hour) }
+                }
+            }
+            let day = next.map(RollupDays.start(ofHour:))
+            guard let day, day < cutoff else {
+                try await advance(c, app: app, to: cutoff, logger: logger)
+                return nil
+            }
+            for table in RollupDays.tables {
+                let keys = table.keys.joined(separator: ", ")
+                // Nothing of this day is in the day table yet: only hours before compacted_before reach it.
+                try await c.query(PostgresQuery(unsafeSQL: """
+                    INSERT INTO \(table.days) (app, hour, \(keys), \(table.values.joined(separator: ", ")))
+                    SELECT app, $2, \(keys), \(sums(table)) FROM \(table.hours) WHERE app = $1 AND hour >= $2 AND hour < $2 + 24
+                    GROUP BY app, \(keys)
+                    """, binds: binds(app, day)), logger: logger)
+            }
+            try await advance(c, app: app, to: day + RollupDays.hoursPerDay, logger: logger)
+            return day
+        }
+    }
+
+    private static func advance(_ c: PostgresConnection, app: String, to hour: Int64, logger: Logger) async throws {
+        try await c.query("""
+            INSERT INTO rollup_compaction (app, compacted_before) VALUES (\(app), \(hour))
+            ON CONFLICT (app) DO UPDATE SET compacted_before = excluded.compacted_before
+            """, logger: logger)
+    }
+
+    private static func binds(_ app: String, _ hour: Int64) -> PostgresBindings {
+        var binds = PostgresBindings()
+        binds.append(app)
+        binds.append(hour)
+        return binds
+    }
+
+    /// Deletes `table`'s rows of every hour before `hour` in a transaction under the fold's lock:
+    /// the deltas, the hour rows (what they held of a compacted day the cutoff cuts is taken out
+    /// of its day row), and the day rows whose whole day is before it. Returns the rows deleted.
+    static func drop(_ table: RollupDays.Table, hoursBefore hour: Int64, _ connection: PostgresConnection,
+                     logger: Logger) async throws -> Int {
+        try await connection.withTransaction(logger: logger) { c in
+            try await lock(c, logger: logger)
+            let keys = table.keys.map { "g.\($0)" }.joined(separator: ", ")
+            let statements = [
+                "WITH gone AS (DELETE FROM \(table.base)_hour_deltas WHERE hour < $1 RETURNING 1) SELECT count(*) FROM gone",
+                """
+                WITH gone AS (DELETE FROM \(table.hours) WHERE hour < $1 RETURNING *),
+                days AS (
+                    \(upsert(into: table.days, table, select: """
+                        SELECT g.app, \(dayStart("g.hour")), \(keys), \(sums(table, prefix: "g.", sign: "-"))
+                        FROM gone g JOIN rollup_compaction k ON k.app = g.app AND g.hour < k.compacted_before
+                        WHERE g.hour >= \(dayStart("$1"))
+                        GROUP BY g.app, \(dayStart("g.hour")), \(keys)
+                        """))
+                )
+                SELECT count(*) FROM gone
+                """,
+                "WITH gone AS (DELETE FROM \(table.days) WHERE hour + 24 <= $1 RETURNING 1) SELECT count(*) FROM gone",
+            ]
+            var dropped = 0
+            for statement in statements {
+                var binds = PostgresBindings()
+                binds.append(hour)
+                for try await rows in try await c.query(PostgresQuery(unsafeSQL: statement, binds: binds), logger: logger)
+                    .decode(Int64.self) {
+                    dropped += Int(rows)
+                }
+            }
+            return dropped
+        }
+    }
+}
