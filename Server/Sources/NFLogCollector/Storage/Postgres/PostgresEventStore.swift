@@ -832,15 +832,13 @@ public final class PostgresEventStore: EventStore, Sendable {
     /// Stops the pool (its run task); later calls throw ``PostgresStoreError/closed``.
     public func close() async {
         closed.withLock { $0 = true }
-        // The folder first, while the pool still runs: its fold ends (or its wait for a
+        // The background tasks first, while the pool still runs: each ends (or its wait for a
         // connection is cancelled with it); cancelling the pool first left a fold waiting for a
-        // lease forever, and close() with it.
-        folder?.cancel()
-        await folder?.value
-        compactor?.cancel()
-        await compactor?.value
-        backfiller?.cancel()
-        await backfiller?.value
+        // lease forever, and close() with it. All cancelled before any is awaited: the
+        // compactor waits for the backfill.
+        let tasks = [folder, compactor, backfiller].compactMap { $0 }
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
         runner.cancel()
         await runner.value
     }
