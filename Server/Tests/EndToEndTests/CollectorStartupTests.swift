@@ -165,8 +165,9 @@ struct CollectorStartupTests {
                 try await CollectorStartupTests.collectorDatabase(path)
                 let connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: 5_000)
                 if self == .olderCollector {
-                    // Version 9 as it was: migrations 13 to 10 undone (their tables, triggers and indexes).
+                    // Version 9 as it was: migrations 14 to 10 undone (their tables, triggers and indexes).
                     try connection.execute("""
+                        DROP TABLE event_past; DROP TABLE duration_past; DROP TABLE origin_past; DROP TABLE funnel_past; DROP TABLE session_past;
                         DROP TABLE event_days; DROP TABLE duration_days; DROP TABLE origin_days; DROP TABLE funnel_days; DROP TABLE session_days;
                         DROP TABLE rollup_compaction; DROP TABLE funnel_hours; DROP TABLE session_hours; DROP INDEX sessions_started; DROP TABLE event_hours; DROP TABLE duration_hours; DROP TABLE origin_hours; DROP TABLE rollup_backfill;
                         DROP INDEX events_hours; DROP INDEX events_runs; DROP INDEX events_steps; DROP TABLE context_counts;

@@ -18,21 +18,34 @@ struct RollupCompactionTests {
     /// 2025-06-14T00:00Z, the first day of the data (in hours since 1970: a day's start).
     static let firstDay: Int64 = 1_749_859_200_000
 
-    @Test("A range's whole hours split into hours before the first whole day, compacted days, and hours after")
+    @Test("A range's whole hours split into hours before the first whole day, compacted days (or all of them at once), and hours after")
     func segments() {
-        func split(_ from: Int64?, _ to: Int64?, _ compacted: Int64) -> [String] {
-            RollupDays.segments(RollupRange.Hours(from: from, to: to), compactedBefore: compacted).map {
-                "\($0.days ? "days" : "hours") \($0.hours.from.map(String.init) ?? "-") \($0.hours.to.map(String.init) ?? "-")"
+        func split(_ from: Int64?, _ to: Int64?, _ compacted: Int64, earliest: Int64? = nil) -> [String] {
+            RollupDays.segments(RollupRange.Hours(from: from, to: to), compactedBefore: compacted, earliest: earliest).map {
+                "\($0.level.rawValue) \($0.hours.from.map(String.init) ?? "-") \($0.hours.to.map(String.init) ?? "-")"
             }
         }
         #expect(split(nil, nil, 0) == ["hours - -"])
-        #expect(split(nil, nil, 48) == ["days - 48", "hours 48 -"])
+        #expect(split(nil, nil, 48) == ["past - -", "hours 48 -"])
+        #expect(split(nil, 48, 48) == ["past - -"])
+        #expect(split(nil, 47, 48) == ["days - 24", "hours 24 47"])
+        // From the app's earliest hour or before it: every compacted day, as with no start.
+        #expect(split(7, 100, 72, earliest: 7) == ["past - -", "hours 72 100"])
+        #expect(split(5, 72, 72, earliest: 7) == ["past - -"])
+        #expect(split(8, 100, 72, earliest: 7) == ["hours 8 24", "days 24 72", "hours 72 100"])
+        #expect(split(5, 100, 72, earliest: nil) == ["hours 5 24", "days 24 72", "hours 72 100"])
+        #expect(RollupDays.mayReadPast(RollupRange.Hours(from: 5, to: 100), compactedBefore: 72))
+        #expect(!RollupDays.mayReadPast(RollupRange.Hours(from: 5, to: 71), compactedBefore: 72))
+        #expect(!RollupDays.mayReadPast(RollupRange.Hours(from: 72, to: nil), compactedBefore: 72))
+        #expect(!RollupDays.mayReadPast(RollupRange.Hours(from: nil, to: nil), compactedBefore: 72))
         #expect(split(5, 100, 72) == ["hours 5 24", "days 24 72", "hours 72 100"])
         #expect(split(24, 48, 72) == ["days 24 48"])
         #expect(split(5, 30, 72) == ["hours 5 30"])
         #expect(split(nil, 30, 72) == ["days - 24", "hours 24 30"])
+        #expect(split(nil, 100, 72) == ["past - -", "hours 72 100"])
         #expect(split(100, nil, 72) == ["hours 100 -"])
         #expect(split(48, nil, 72) == ["days 48 72", "hours 72 -"])
+        #expect(split(48, nil, 72, earliest: 50) == ["past - -", "hours 72 -"])
         #expect(RollupDays.start(ofHour: 47) == 24 && RollupDays.start(ofHour: 48) == 48 && RollupDays.start(ofHour: 0) == 0)
     }
 
@@ -80,7 +93,8 @@ struct RollupCompactionTests {
         return (try early.map { try decoder.decode(Array($0.utf8)) }, try late.map { try decoder.decode(Array($0.utf8)) })
     }
 
-    /// Filters of whole days, of parts of hours and days, across the compacted days' end, by version.
+    /// Filters of whole days, of parts of hours and days, across the compacted days' end, by
+    /// version, from before the first event.
     static let filters: [ReportFilter] = {
         let hour = F.hour
         let d = dayMilliseconds
@@ -93,6 +107,8 @@ struct RollupCompactionTests {
             ReportFilter(appVersion: "2.0"),
             ReportFilter(from: firstDay + 12 * hour, to: firstDay + 3 * d + 12 * hour, appVersion: "2.1.0"),
             ReportFilter(from: firstDay + 5 * hour, to: firstDay + 5 * hour + 60_000),
+            // From before the first event: the compacted days from their past rows.
+            ReportFilter(from: firstDay - 3 * hour + 17, to: firstDay + 4 * d + 2 * hour),
         ]
     }()
 
@@ -183,7 +199,8 @@ struct RollupCompactionTests {
         }
     }
 
-    /// Every day row before `end` is the sum of its day's hour rows, in every table.
+    /// Every day row before `end` is the sum of its day's hour rows, and every past row the sum
+    /// of its key's day rows, in every table.
     static func expectDaysAreHourSums(_ compacted: Compacted, before end: Int64) async throws {
         for table in RollupDays.tables {
             let keys = table.keys.joined(separator: ", ")
@@ -197,6 +214,13 @@ struct RollupCompactionTests {
             #expect(try await compacted.count("""
                 SELECT count(*) FROM (\(days) WHERE \(table.values.map { "\($0) <> 0" }.joined(separator: " OR ")) EXCEPT \(sums)) AS d
                 """) == 0, "\(table.days)")
+            // Each past row is the sum of its key's day rows (rows of zeros aside, as above).
+            let daySums = "SELECT app, \(keys), \(table.values.map { "sum(\($0))" }.joined(separator: ", ")) FROM \(table.days) GROUP BY app, \(keys)"
+            let past = "SELECT app, \(keys), \(table.values.joined(separator: ", ")) FROM \(table.past)"
+            #expect(try await compacted.count("SELECT count(*) FROM (\(daySums) EXCEPT \(past)) AS d") == 0, "\(table.past)")
+            #expect(try await compacted.count("""
+                SELECT count(*) FROM (\(past) WHERE \(table.values.map { "\($0) <> 0" }.joined(separator: " OR ")) EXCEPT \(daySums)) AS d
+                """) == 0, "\(table.past)")
         }
     }
 

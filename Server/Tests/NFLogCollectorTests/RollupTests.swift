@@ -292,9 +292,10 @@ struct RollupTests {
         case beforeFunnels
     }
 
-    /// Drops migration 13's daily rollups (SQLite): their tables, their triggers, `rollup_compaction`.
+    /// Drops migrations 13 and 14's daily and past rollups (SQLite): their tables, their triggers,
+    /// `rollup_compaction`.
     static let dropDailyRollups = RollupDays.tables.map {
-        "DROP TRIGGER \($0.hours)_insert_to_days; DROP TRIGGER \($0.hours)_update_to_days; DROP TRIGGER \($0.hours)_delete_to_days; DROP TABLE \($0.days);"
+        "DROP TABLE \($0.past); DROP TRIGGER \($0.hours)_insert_to_days; DROP TRIGGER \($0.hours)_update_to_days; DROP TRIGGER \($0.hours)_delete_to_days; DROP TABLE \($0.days);"
     }.joined(separator: " ") + " DROP TABLE rollup_compaction;"
 
     /// Stores `batches` with today's code, then takes the store back to `schema` (the later
@@ -343,8 +344,10 @@ struct RollupTests {
                 await old.close()
                 try await TestDatabase.withClient(url) { client in
                     let logger = Logger(label: "test")
-                    // Schema 9's daily rollups first (their views read the hours' deltas).
+                    // Schema 10's and 9's past and daily rollups first (their views read the hours' deltas).
                     for table in RollupDays.tables {
+                        try await client.query(PostgresQuery(unsafeSQL: "DROP VIEW \(table.past)_now"), logger: logger)
+                        try await client.query(PostgresQuery(unsafeSQL: "DROP TABLE \(table.past)"), logger: logger)
                         try await client.query(PostgresQuery(unsafeSQL: "DROP VIEW \(table.days)_now"), logger: logger)
                         try await client.query(PostgresQuery(unsafeSQL: "DROP TABLE \(table.days)"), logger: logger)
                     }

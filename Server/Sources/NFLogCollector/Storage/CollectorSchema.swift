@@ -288,5 +288,8 @@ enum CollectorSchema {
         // whole days reads instead of 24 hour rows a day. The compactor fills a past day's rows
         // from its hours; triggers keep them equal to the hours afterwards (SQLiteRollupCompaction).
         SQLiteMigration(version: 13, name: "daily rollups", sql: SQLiteRollupCompaction.migrationSQL),
+        // Per app and key, the sums of every day row: a range over all compacted days reads a
+        // row per key instead of one per day and key (RollupDays.Table.past).
+        SQLiteMigration(version: 14, name: "rollups of every compacted day", sql: SQLiteRollupCompaction.pastMigrationSQL),
     ]
 }

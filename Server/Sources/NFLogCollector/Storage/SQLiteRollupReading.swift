@@ -45,13 +45,15 @@ enum SQLiteRollupReading {
         }
     }
 
-    /// The parts of `range`'s whole hours to read from the hour rows and from the day rows
+    /// The parts of `range`'s whole hours to read from the hour, day and past rows
     /// (``RollupDays``), in the caller's snapshot, each with its conditions.
     static func segments(_ c: SQLiteConnection, app: String, range: RollupRange,
                          appVersion: String?) throws(SQLiteError) -> [(segment: RollupDays.Segment, whole: WholeHours)] {
         guard let hours = range.hours else { return [] }
         let compacted = try SQLiteRollupCompaction.compactedBefore(c, app: app)
-        return RollupDays.segments(hours, compactedBefore: compacted).map { ($0, WholeHours(hours: $0.hours, appVersion: appVersion)) }
+        let earliest = RollupDays.mayReadPast(hours, compactedBefore: compacted) ? try SQLiteRollupCompaction.earliestHour(c, app: app) : nil
+        return RollupDays.segments(hours, compactedBefore: compacted, earliest: earliest)
+            .map { ($0, WholeHours(hours: $0.hours, appVersion: appVersion)) }
     }
 
     /// The rows for `filter`'s range and app version (its dimension selects aggregates only).

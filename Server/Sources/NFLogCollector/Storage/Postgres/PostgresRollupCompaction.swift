@@ -1,18 +1,20 @@
 import Logging
 import PostgresNIO
 
-/// The daily rollups on PostgreSQL (``RollupDays``, schema 9), kept as SQLite's are
-/// (``SQLiteRollupCompaction``) but without triggers: every change to a keyed hour row comes
-/// from the fold (``PostgresCounts/fold(_:logger:)``) or from rollup retention, so those two
-/// carry their changes of compacted days to the day rows themselves.
+/// The daily and past rollups on PostgreSQL (``RollupDays``, schemas 9 and 10), kept as
+/// SQLite's are (``SQLiteRollupCompaction``) but without triggers: every change to a keyed hour
+/// row comes from the fold (``PostgresCounts/fold(_:logger:)``) or from rollup retention, so those
+/// two carry their changes of compacted days to the day and past rows themselves.
 ///
-/// One invariant: for each app, every day before `compacted_before` has day rows equal to the
-/// sums of its **keyed** hour rows. The fold, the compactor's step and rollup retention each hold
-/// the fold's advisory lock for their whole transaction, so none of them sees another half done:
-/// the fold adds the deltas it moves into hours before `compacted_before` to the day rows too;
-/// the step sums a day's keyed hours (its deltas not folded yet reach the day rows when folded);
-/// retention takes what it deletes of a compacted day out of its row. Reads sum a day's row and
-/// the deltas of its hours not folded yet (the `*_days_now` views), in one snapshot.
+/// The invariants: for each app, every day before `compacted_before` has day rows equal to the
+/// sums of its **keyed** hour rows, and each key's past row is the sum of its day rows. The fold,
+/// the compactor's step and rollup retention each hold the fold's advisory lock for their whole
+/// transaction, so none of them sees another half done: the fold adds the deltas it moves into
+/// hours before `compacted_before` to the day and past rows too; the step sums a day's keyed
+/// hours into its day rows and adds those to the past rows (its deltas not folded yet reach both
+/// when folded); retention takes what it deletes of a compacted day out of its row and the past
+/// rows. Reads sum a day's row (or a key's past row) and the deltas not folded yet of its hours
+/// (the `*_days_now` and `*_past_now` views), in one snapshot.
 enum PostgresRollupCompaction {
     /// The day of `hour` (hours since 1970) in SQL, as ``RollupDays/start(ofHour:)``.
     static func dayStart(_ hour: String) -> String {
@@ -35,27 +37,54 @@ enum PostgresRollupCompaction {
         ]
     } + ["CREATE TABLE rollup_compaction (app text PRIMARY KEY, compacted_before bigint NOT NULL)"]
 
+    /// Schema 10, as SQLite's migration 14: per rollup the past table (``RollupDays/Table/past``,
+    /// each app's sums over every day row, filled from the day rows there are) and its view, which
+    /// adds the deltas not folded yet of hours before the app's `compacted_before`. The view's
+    /// `hour` is NULL: the reads' hour conditions are open for the past.
+    static let pastMigrationStatements: [String] = RollupDays.tables.flatMap { table in
+        let keys = table.keys.joined(separator: ", ")
+        let values = table.values.joined(separator: ", ")
+        return [
+            "CREATE TABLE \(table.past) (LIKE \(table.hours))",
+            "ALTER TABLE \(table.past) DROP COLUMN hour, ADD PRIMARY KEY (app, \(keys))",
+            "INSERT INTO \(table.past) (app, \(keys), \(values)) SELECT app, \(keys), \(sums(table)) FROM \(table.days) GROUP BY app, \(keys)",
+            """
+            CREATE VIEW \(table.past)_now AS SELECT app, NULL::bigint AS hour, \(keys), \(values) FROM \(table.past)
+            UNION ALL SELECT d.app, NULL::bigint, \(table.keys.map { "d.\($0)" }.joined(separator: ", ")), \(table.values.map { "d.\($0)" }.joined(separator: ", "))
+            FROM \(table.base)_hour_deltas d JOIN rollup_compaction k ON k.app = d.app AND d.hour < k.compacted_before
+            """,
+        ]
+    }
+
     /// The fold's statement for `table` (``PostgresRollups/foldStatements``): moves its deltas into
-    /// the hour rows, and those of hours before the app's `compacted_before` into the day rows too.
+    /// the hour rows, and those of hours before the app's `compacted_before` into the day rows and
+    /// the past rows too.
     static func foldStatement(_ table: RollupDays.Table) -> String {
         let keys = table.keys.joined(separator: ", ")
+        let movedKeys = table.keys.map { "m.\($0)" }.joined(separator: ", ")
+        let compacted = "FROM moved m JOIN rollup_compaction k ON k.app = m.app AND m.hour < k.compacted_before"
         return """
             WITH moved AS (DELETE FROM \(table.base)_hour_deltas RETURNING *),
             hours AS (
                 \(upsert(into: table.hours, table, select: "SELECT app, hour, \(keys), \(sums(table)) FROM moved GROUP BY app, hour, \(keys)"))
+            ),
+            past AS (
+                \(upsert(into: table.past, table, hour: false, select: """
+                    SELECT m.app, \(movedKeys), \(sums(table, prefix: "m.")) \(compacted) GROUP BY m.app, \(movedKeys)
+                    """))
             )
             \(upsert(into: table.days, table, select: """
-                SELECT m.app, \(dayStart("m.hour")), \(table.keys.map { "m.\($0)" }.joined(separator: ", ")), \(sums(table, prefix: "m."))
-                FROM moved m JOIN rollup_compaction k ON k.app = m.app AND m.hour < k.compacted_before
-                GROUP BY m.app, \(dayStart("m.hour")), \(table.keys.map { "m.\($0)" }.joined(separator: ", "))
+                SELECT m.app, \(dayStart("m.hour")), \(movedKeys), \(sums(table, prefix: "m.")) \(compacted)
+                GROUP BY m.app, \(dayStart("m.hour")), \(movedKeys)
                 """))
             """
     }
 
-    /// `INSERT … select ON CONFLICT` adding to the rows there, in key order (two folds never
-    /// run at once, but a retention's deletion may).
-    private static func upsert(into name: String, _ table: RollupDays.Table, select: String) -> String {
-        let key = (["app", "hour"] + table.keys).joined(separator: ", ")
+    /// `INSERT … select ON CONFLICT` adding to the rows there (keyed by app, `hour` unless
+    /// false, and the table's keys), in key order (two folds never run at once, but a
+    /// retention's deletion may).
+    private static func upsert(into name: String, _ table: RollupDays.Table, hour: Bool = true, select: String) -> String {
+        let key = (["app"] + (hour ? ["hour"] : []) + table.keys).joined(separator: ", ")
         let update = table.values.map { column in
             table.clamped.contains(column)
                 ? "\(column) = \(PostgresRollups.saturated("r.\(column)::numeric + excluded.\(column)"))"
@@ -63,17 +92,18 @@ enum PostgresRollupCompaction {
         }.joined(separator: ", ")
         return """
             INSERT INTO \(name) AS r (\(key), \(table.values.joined(separator: ", ")))
-            SELECT * FROM (\(select)) AS s ORDER BY \((1...(2 + table.keys.count)).map(String.init).joined(separator: ", "))
+            SELECT * FROM (\(select)) AS s ORDER BY \((1...((hour ? 2 : 1) + table.keys.count)).map(String.init).joined(separator: ", "))
             ON CONFLICT (\(key)) DO UPDATE SET \(update)
             """
     }
 
-    /// The sums of `table`'s values, clamped where the client's are (`sign` −1: their negation).
+    /// The sums of `table`'s values, clamped where the client's are (`sign` −1: their negation),
+    /// each named after its column.
     private static func sums(_ table: RollupDays.Table, prefix: String = "", sign: String = "") -> String {
         table.values.map { value in
-            table.clamped.contains(value)
+            (table.clamped.contains(value)
                 ? PostgresRollups.saturated("\(sign)sum(\(prefix)\(value))")
-                : "(\(sign)sum(\(prefix)\(value)))::bigint"
+                : "(\(sign)sum(\(prefix)\(value)))::bigint") + " AS \(value)"
         }.joined(separator: ", ")
     }
 
@@ -90,6 +120,21 @@ enum PostgresRollupCompaction {
             return hour
         }
         return 0
+    }
+
+    /// The app's earliest hour with a rollup row, keyed or delta, in the caller's snapshot (nil:
+    /// none).
+    static func earliestHour(_ c: PostgresConnection, app: String, logger: Logger) async throws -> Int64? {
+        let probes = RollupDays.tables.flatMap {
+            ["SELECT min(hour) AS hour FROM \($0.hours) WHERE app = $1", "SELECT min(hour) FROM \($0.base)_hour_deltas WHERE app = $1"]
+        }
+        var binds = PostgresBindings()
+        binds.append(app)
+        for try await hour in try await c.query(PostgresQuery(unsafeSQL: "SELECT min(hour) FROM (\(probes.joined(separator: " UNION ALL "))) AS h",
+                                                              binds: binds), logger: logger).decode(Int64?.self) {
+            return hour
+        }
+        return nil
     }
 
     /// Compacts the app's next day before `cutoff` (a day's start) that has keyed hour rows, in a
@@ -118,10 +163,15 @@ enum PostgresRollupCompaction {
             for table in RollupDays.tables {
                 let keys = table.keys.joined(separator: ", ")
                 // Nothing of this day is in the day table yet: only hours before compacted_before reach it.
+                // And each of them to its key's past row.
                 try await c.query(PostgresQuery(unsafeSQL: """
-                    INSERT INTO \(table.days) (app, hour, \(keys), \(table.values.joined(separator: ", ")))
-                    SELECT app, $2, \(keys), \(sums(table)) FROM \(table.hours) WHERE app = $1 AND hour >= $2 AND hour < $2 + 24
-                    GROUP BY app, \(keys)
+                    WITH day AS (
+                        INSERT INTO \(table.days) (app, hour, \(keys), \(table.values.joined(separator: ", ")))
+                        SELECT app, $2, \(keys), \(sums(table)) FROM \(table.hours) WHERE app = $1 AND hour >= $2 AND hour < $2 + 24
+                        GROUP BY app, \(keys)
+                        RETURNING *
+                    )
+                    \(upsert(into: table.past, table, hour: false, select: "SELECT app, \(keys), \(table.values.joined(separator: ", ")) FROM day"))
                     """, binds: binds(app, day)), logger: logger)
             }
             try await advance(c, app: app, to: day + RollupDays.hoursPerDay, logger: logger)
@@ -151,21 +201,32 @@ enum PostgresRollupCompaction {
         try await connection.withTransaction(logger: logger) { c in
             try await lock(c, logger: logger)
             let keys = table.keys.map { "g.\($0)" }.joined(separator: ", ")
+            let plainKeys = table.keys.joined(separator: ", ")
+            let values = table.values.joined(separator: ", ")
             let statements = [
                 "WITH gone AS (DELETE FROM \(table.base)_hour_deltas WHERE hour < $1 RETURNING 1) SELECT count(*) FROM gone",
+                // What the deleted hours of a compacted day the cutoff cuts held, out of its day
+                // row and its keys' past rows.
                 """
                 WITH gone AS (DELETE FROM \(table.hours) WHERE hour < $1 RETURNING *),
-                days AS (
-                    \(upsert(into: table.days, table, select: """
-                        SELECT g.app, \(dayStart("g.hour")), \(keys), \(sums(table, prefix: "g.", sign: "-"))
-                        FROM gone g JOIN rollup_compaction k ON k.app = g.app AND g.hour < k.compacted_before
-                        WHERE g.hour >= \(dayStart("$1"))
-                        GROUP BY g.app, \(dayStart("g.hour")), \(keys)
-                        """))
-                )
+                cut AS (
+                    SELECT g.app, \(dayStart("g.hour")) AS hour, \(keys), \(sums(table, prefix: "g.", sign: "-"))
+                    FROM gone g JOIN rollup_compaction k ON k.app = g.app AND g.hour < k.compacted_before
+                    WHERE g.hour >= \(dayStart("$1"))
+                    GROUP BY g.app, \(dayStart("g.hour")), \(keys)
+                ),
+                days AS (\(upsert(into: table.days, table, select: "SELECT * FROM cut"))),
+                past AS (\(upsert(into: table.past, table, hour: false, select: "SELECT app, \(plainKeys), \(values) FROM cut")))
                 SELECT count(*) FROM gone
                 """,
-                "WITH gone AS (DELETE FROM \(table.days) WHERE hour + 24 <= $1 RETURNING 1) SELECT count(*) FROM gone",
+                // The days wholly before the cutoff, and what they held out of the past rows.
+                """
+                WITH gone AS (DELETE FROM \(table.days) WHERE hour + 24 <= $1 RETURNING *),
+                past AS (\(upsert(into: table.past, table, hour: false, select: """
+                    SELECT app, \(plainKeys), \(sums(table, sign: "-")) FROM gone GROUP BY app, \(plainKeys)
+                    """)))
+                SELECT count(*) FROM gone
+                """,
             ]
             var dropped = 0
             for statement in statements {

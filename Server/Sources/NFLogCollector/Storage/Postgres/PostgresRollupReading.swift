@@ -20,16 +20,19 @@ enum PostgresRollupReading {
                    appVersion: row.9, sdkName: row.10, sdkVersion: row.11)
     }
 
-    /// The parts of `range`'s whole hours to read from the hour rows and from the day rows
+    /// The parts of `range`'s whole hours to read from the hour, day and past rows
     /// (``RollupDays``), in the caller's snapshot: each with its first and end hour (NULL: open).
     static func segments(_ c: PostgresConnection, app: String, range: RollupRange,
                          logger: Logger) async throws -> [(segment: RollupDays.Segment, from: Int64?, to: Int64?)] {
         guard let hours = range.hours else { return [] }
         let compacted = try await PostgresRollupCompaction.compactedBefore(c, app: app, logger: logger)
-        return RollupDays.segments(hours, compactedBefore: compacted).map { ($0, $0.hours.from, $0.hours.to) }
+        let earliest = RollupDays.mayReadPast(hours, compactedBefore: compacted)
+            ? try await PostgresRollupCompaction.earliestHour(c, app: app, logger: logger) : nil
+        return RollupDays.segments(hours, compactedBefore: compacted, earliest: earliest).map { ($0, $0.hours.from, $0.hours.to) }
     }
 
-    /// `table`'s rows plus its deltas not folded yet, of hours or of days as `segment` reads them.
+    /// `table`'s rows plus its deltas not folded yet, of hours, of days or of the past as
+    /// `segment` reads them.
     private static func view(_ table: RollupDays.Table, _ segment: RollupDays.Segment) -> String {
         segment.table(table) + "_now"
     }

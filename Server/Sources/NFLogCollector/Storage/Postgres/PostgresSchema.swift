@@ -188,6 +188,9 @@ enum PostgresSchema {
         // SQLite's migration 13: the daily rollups (``PostgresRollupCompaction``).
         PostgresMigration(version: 9, name: "daily rollups, compacted from past days' hours", statements:
             PostgresRollupCompaction.migrationStatements),
+        // SQLite's migration 14: the sums of every compacted day per key (RollupDays.Table.past).
+        PostgresMigration(version: 10, name: "rollups of every compacted day", statements:
+            PostgresRollupCompaction.pastMigrationStatements),
     ]
 
     /// Refuses, changing nothing, a database that lacks this release's migrations or has newer
