@@ -352,6 +352,9 @@ struct RollupTests {
                         try await client.query(PostgresQuery(unsafeSQL: "DROP TABLE \(table.days)"), logger: logger)
                     }
                     try await client.query("DROP TABLE rollup_compaction", logger: logger)
+                    // And schema 11's indexes.
+                    try await client.query("DROP INDEX events_children", logger: logger)
+                    try await client.query("DROP INDEX events_span_ids", logger: logger)
                     var tables = ["funnel_hour", "session_hour"]
                     if case .beforeRollups = schema { tables += ["event_hour", "duration_hour", "origin_hour"] }
                     for table in tables {

@@ -191,6 +191,14 @@ enum PostgresSchema {
         // SQLite's migration 14: the sums of every compacted day per key (RollupDays.Table.past).
         PostgresMigration(version: 10, name: "rollups of every compacted day", statements:
             PostgresRollupCompaction.pastMigrationStatements),
+        // The server splits' joins by index, as SQLite's events_transactions serves them: the
+        // backend's spans that have a parent (few: none for an app without a backend) and the
+        // spans by id within their transaction. Without them the report's split read every
+        // event of the app (0.7 s of its 0.8 over ten million).
+        PostgresMigration(version: 11, name: "server splits by index", statements: [
+            "CREATE INDEX events_children ON events (app, transaction_id, parent_span) WHERE span_id IS NOT NULL AND parent_span IS NOT NULL",
+            "CREATE INDEX events_span_ids ON events (app, transaction_id, span_id) WHERE span_id IS NOT NULL",
+        ]),
     ]
 
     /// Refuses, changing nothing, a database that lacks this release's migrations or has newer
