@@ -95,6 +95,18 @@ enum PostgresRollups {
         "CREATE INDEX sessions_started ON sessions (app, started_ms)",
     ]
 
+    /// Schema 12: each `*_hours_now` view without its grouping by key. Every read sums the rows
+    /// it selects anyway (by hour and source for the series, over the hours for the report), and
+    /// grouping first by the whole key cost a second aggregation that spilled to disk: 0.74 s of
+    /// the series by hour over ten million events. Same columns, so a replacement.
+    static let ungroupedViewStatements: [String] = tables.map { table in
+        let all = (table.key + table.values).joined(separator: ", ")
+        return """
+            CREATE OR REPLACE VIEW \(table.name)_now AS SELECT \(all)
+            FROM \(table.name) UNION ALL SELECT \(all) FROM \(table.name.dropLast(1))_deltas
+            """
+    }
+
     /// Moves each rollup's deltas into its keyed table, and into its day rows where their day is
     /// compacted (inside ``PostgresCounts``'s fold; ``PostgresRollupCompaction``).
     static let foldStatements: [String] = RollupDays.tables.map(PostgresRollupCompaction.foldStatement)

@@ -199,6 +199,8 @@ enum PostgresSchema {
             "CREATE INDEX events_children ON events (app, transaction_id, parent_span) WHERE span_id IS NOT NULL AND parent_span IS NOT NULL",
             "CREATE INDEX events_span_ids ON events (app, transaction_id, span_id) WHERE span_id IS NOT NULL",
         ]),
+        PostgresMigration(version: 12, name: "hourly rollup views without a grouping of their own", statements:
+            PostgresRollups.ungroupedViewStatements),
     ]
 
     /// Refuses, changing nothing, a database that lacks this release's migrations or has newer
