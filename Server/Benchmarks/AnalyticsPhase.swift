@@ -174,27 +174,24 @@ enum AnalyticsPhase {
     /// them on SQLite before PostgreSQL).
     private static func hasDailyRollups(_ store: Store) throws -> Bool {
         guard store.postgres, let url = store.serve.last else { return try hasTable("rollup_compaction", store.sqlite) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["psql", "-X", "-At", url, "-c", "SELECT to_regclass('rollup_compaction') IS NOT NULL"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return text.trimmingCharacters(in: .whitespacesAndNewlines) == "t"
+        return try printed(["psql", "-X", "-At", url, "-c", "SELECT to_regclass('rollup_compaction') IS NOT NULL"]) == "t"
     }
 
     private static func hasTable(_ table: String, _ path: String) throws -> Bool {
+        try printed(["python3", "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT count(*) FROM sqlite_master WHERE name = ?\", (sys.argv[2],)).fetchone()[0])", path, table]) == "1"
+    }
+
+    /// What `command` (found on PATH) prints, trimmed.
+    private static func printed(_ command: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT count(*) FROM sqlite_master WHERE name = ?\", (sys.argv[2],)).fetchone()[0])", path, table]
+        process.arguments = command
         let output = Pipe()
         process.standardOutput = output
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        return text.trimmingCharacters(in: .whitespacesAndNewlines) == "1"
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Runs a process to its end, its output written to `output` or discarded; throws unless it exits 0.
