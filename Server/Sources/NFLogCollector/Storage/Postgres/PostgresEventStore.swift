@@ -816,7 +816,8 @@ public final class PostgresEventStore: EventStore, Sendable {
     }
 
     /// Deletes the rollups' rows of every hour before `hour`, keyed rows and deltas not yet
-    /// folded, and the day rows of every day before it, one table per transaction
+    /// folded, and the day rows of every day before it (their sums taken out of the past rows),
+    /// one table per transaction
     /// (``PostgresRollupCompaction/drop(_:hoursBefore:_:logger:)``). Only rows of old hours are
     /// locked: uploads, which insert deltas, never wait; folds skip while it holds their lock.
     public func dropRollups(hoursBefore hour: Int64) async throws -> Int {

@@ -138,8 +138,8 @@ enum PostgresRollupCompaction {
     }
 
     /// Compacts the app's next day before `cutoff` (a day's start) that has keyed hour rows, in a
-    /// transaction under the fold's lock: its day rows are its keyed hours' sums, and
-    /// `compacted_before` moves past it. Returns that day's first hour, or `nil` when every day
+    /// transaction under the fold's lock: its day rows are its keyed hours' sums, added to its
+    /// keys' past rows, and `compacted_before` moves past it. Returns that day's first hour, or `nil` when every day
     /// before `cutoff` is compacted (`compacted_before` is then `cutoff`).
     static func step(_ connection: PostgresConnection, app: String, before cutoff: Int64, logger: Logger) async throws -> Int64? {
         try await connection.withTransaction(logger: logger) { c in
@@ -162,8 +162,8 @@ enum PostgresRollupCompaction {
             }
             for table in RollupDays.tables {
                 let keys = table.keys.joined(separator: ", ")
-                // Nothing of this day is in the day table yet: only hours before compacted_before reach it.
-                // And each of them to its key's past row.
+                // The day's rows (none are there yet: only hours before compacted_before reach
+                // the day table), each added to its key's past row.
                 try await c.query(PostgresQuery(unsafeSQL: """
                     WITH day AS (
                         INSERT INTO \(table.days) (app, hour, \(keys), \(table.values.joined(separator: ", ")))
@@ -195,7 +195,8 @@ enum PostgresRollupCompaction {
 
     /// Deletes `table`'s rows of every hour before `hour` in a transaction under the fold's lock:
     /// the deltas, the hour rows (what they held of a compacted day the cutoff cuts is taken out
-    /// of its day row), and the day rows whose whole day is before it. Returns the rows deleted.
+    /// of its day row and its keys' past rows), and the day rows whose whole day is before it
+    /// (taken out of the past rows). Returns the rows deleted.
     static func drop(_ table: RollupDays.Table, hoursBefore hour: Int64, _ connection: PostgresConnection,
                      logger: Logger) async throws -> Int {
         try await connection.withTransaction(logger: logger) { c in
