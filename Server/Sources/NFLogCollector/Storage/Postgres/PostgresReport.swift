@@ -83,13 +83,22 @@ enum PostgresReport {
     /// SQLite (the same joins; names in byte order), as rows of hour −1.
     static func addFunnels(_ c: PostgresConnection, app: String, filter: ReportFilter, logger: Logger,
                            to funnel: inout FunnelRollup) async throws {
+        // The range's events first, by events_hours: the report asks for the part of an hour at
+        // either end of its range (a wide range materializes many rows: that is for tests). With
+        // the run conditions beside the time range, PostgreSQL chose the runs' partial index and
+        // walked every run of each day partition (0.26 s against 15 ms for one edge over ten
+        // million events).
         for try await (useCase, step, reached, left) in try await c.query("""
-            WITH reached AS (
+            WITH selected AS MATERIALIZED (
+                SELECT u.id, u.name, u.transaction_id, u.span_id, u.context_id, u.given_up FROM events u
+                WHERE u.app = \(app)\(selecting: filter, app: app, alias: "u")
+            ),
+            runs AS (SELECT * FROM selected WHERE span_id IS NOT NULL AND given_up IS NOT NULL),
+            reached AS (
                 SELECT u.name AS use_case, s.name AS step, count(DISTINCT u.id) AS reached
-                FROM events u JOIN events s
+                FROM runs u JOIN events s
                     ON s.app = \(app) AND s.parent_span IS NOT NULL AND s.transaction_id = u.transaction_id
                     AND s.parent_span = u.span_id AND s.context_id = u.context_id
-                WHERE u.app = \(app) AND u.span_id IS NOT NULL AND u.given_up IS NOT NULL\(selecting: filter, app: app, alias: "u")
                 GROUP BY u.name, s.name
             ),
             lasts AS (
@@ -100,9 +109,8 @@ enum PostgresReport {
                             AND s.parent_span = u.span_id AND s.context_id = u.context_id
                         ORDER BY s.timestamp_ms DESC, s.name COLLATE "C" DESC LIMIT 1
                     ) AS step
-                    FROM events u
-                    WHERE u.app = \(app) AND u.span_id IS NOT NULL AND u.given_up\(selecting: filter, app: app, alias: "u")
-                ) AS runs WHERE step IS NOT NULL GROUP BY use_case, step
+                    FROM runs u WHERE u.given_up
+                ) AS given_up WHERE step IS NOT NULL GROUP BY use_case, step
             )
             SELECT r.use_case, r.step, r.reached, coalesce(l.left_here, 0)
             FROM reached r LEFT JOIN lasts l ON l.use_case = r.use_case AND l.step = r.step
