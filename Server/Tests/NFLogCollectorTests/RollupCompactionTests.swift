@@ -127,16 +127,16 @@ struct RollupCompactionTests {
     /// Runs `body` with a store of `kind` that neither compacts nor (PostgreSQL) folds by itself,
     /// and a plain SQLite store (which never compacts), both empty; closes and removes both.
     static func withStores(_ kind: StoreKind, _ body: (_ compacted: Compacted, _ plain: SQLiteEventStore) async throws -> Void) async throws {
-        let path = StoreFixtures.temporaryPath()
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let plain = try SQLiteEventStore(path: path, durableCommits: false, readTimeLimit: .seconds(30), logger: Logger(label: "test"),
-                                         backfillStep: SQLiteRollupBackfill.stepSize, compacts: false)
+        // The plain store's file, and the compacted one's on SQLite.
+        let paths = [StoreFixtures.temporaryPath(), StoreFixtures.temporaryPath()]
+        defer { for path in paths { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } } }
+        let plain = try uncompacting(paths[0])
         var database: TestDatabase?
         let compacted: Compacted
         do {
             switch kind {
             case .sqlite:
-                compacted = try sqlite()
+                compacted = try sqlite(paths[1])
             case .postgres:
                 let made = try await TestDatabase.create()
                 database = made
@@ -160,10 +160,14 @@ struct RollupCompactionTests {
         try await database?.drop()
     }
 
-    private static func sqlite() throws -> Compacted {
-        let path = StoreFixtures.temporaryPath()
-        let store = try SQLiteEventStore(path: path, durableCommits: false, readTimeLimit: .seconds(30), logger: Logger(label: "test"),
-                                         backfillStep: SQLiteRollupBackfill.stepSize, compacts: false)
+    /// A SQLite store at `path` that compacts only when told to.
+    private static func uncompacting(_ path: String) throws -> SQLiteEventStore {
+        try SQLiteEventStore(path: path, durableCommits: false, readTimeLimit: .seconds(30), logger: Logger(label: "test"),
+                             backfillStep: SQLiteRollupBackfill.stepSize, compacts: false)
+    }
+
+    private static func sqlite(_ path: String) throws -> Compacted {
+        let store = try uncompacting(path)
         return Compacted(store: store, compact: { try await store.compactRollups(before: $0) }, count: { sql in
             try await store.onWriter { c in try c.prepare(sql).collect { $0.int64(at: 0) }.first ?? -1 }
         }, fold: {})

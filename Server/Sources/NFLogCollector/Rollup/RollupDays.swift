@@ -21,6 +21,11 @@ enum RollupDays {
         hour - ((hour % hoursPerDay) + hoursPerDay) % hoursPerDay
     }
 
+    /// ``start(ofHour:)`` in SQL (SQLite's and PostgreSQL's alike) of the hour expression `hour`.
+    static func startSQL(ofHour hour: String) -> String {
+        "\(hour) - ((\(hour) % 24) + 24) % 24"
+    }
+
     /// A rollup table and its daily and past twins: the key columns after (app, hour), and the
     /// summed ones.
     /// ``tables`` is the one list of the rollups' columns: both stores' schemas and statements

@@ -5,7 +5,7 @@
 /// the writer, so uploads are stored between them.
 extension SQLiteEventStore {
     public func dropRollups(hoursBefore hour: Int64) async throws -> Int {
-        let apps = try await onWriter { c in try c.prepare("SELECT app FROM totals ORDER BY app").collect { $0.text(at: 0) ?? "" } }
+        let apps = try await self.apps()
         var dropped = 0
         // Hour rows before day rows: deleting an hour row of a compacted day takes it out of the
         // day's row (a trigger), so a day's row goes once its whole day is before the cutoff, all

@@ -15,17 +15,15 @@ enum SQLiteRollupCompaction {
     /// its transaction.
     static var migrationSQL: String {
         RollupDays.tables.map { table in
-            let types = table.keys.map { $0 == "bucket" ? "\($0) INTEGER NOT NULL" : "\($0) TEXT NOT NULL" }
-                + table.values.map { "\($0) INTEGER NOT NULL" }
             let key = (["app", "hour"] + table.keys).joined(separator: ", ")
             // Only hours before compacted_before reach a day row.
             let when = "coalesce((SELECT compacted_before FROM rollup_compaction WHERE app = %@.app), 0) > %@.hour"
             return """
                 CREATE TABLE \(table.days) (
-                    app TEXT NOT NULL, hour INTEGER NOT NULL, \(types.joined(separator: ", ")),
+                    app TEXT NOT NULL, hour INTEGER NOT NULL, \(columns(table)),
                     PRIMARY KEY (\(key))
                 ) WITHOUT ROWID;
-                \(triggers(table, from: table.hours, to: table.days, hour: { "\($0).hour - ((\($0).hour % 24) + 24) % 24" }, when: when))
+                \(triggers(table, from: table.hours, to: table.days, hour: { RollupDays.startSQL(ofHour: "\($0).hour") }, when: when))
                 """
         }.joined(separator: "\n") + """
 
@@ -39,12 +37,10 @@ enum SQLiteRollupCompaction {
     /// the compactor and retention, so all of those reach the past rows too).
     static var pastMigrationSQL: String {
         RollupDays.tables.map { table in
-            let types = table.keys.map { $0 == "bucket" ? "\($0) INTEGER NOT NULL" : "\($0) TEXT NOT NULL" }
-                + table.values.map { "\($0) INTEGER NOT NULL" }
             let keys = table.keys.joined(separator: ", ")
             return """
                 CREATE TABLE \(table.past) (
-                    app TEXT NOT NULL, \(types.joined(separator: ", ")),
+                    app TEXT NOT NULL, \(columns(table)),
                     PRIMARY KEY (app, \(keys))
                 ) WITHOUT ROWID;
                 INSERT INTO \(table.past) (app, \(keys), \(table.values.joined(separator: ", ")))
@@ -52,6 +48,12 @@ enum SQLiteRollupCompaction {
                 \(triggers(table, from: table.days, to: table.past, hour: nil, when: nil))
                 """
         }.joined(separator: "\n")
+    }
+
+    /// The definitions of `table`'s key and value columns after (app, hour).
+    private static func columns(_ table: RollupDays.Table) -> String {
+        (table.keys.map { $0 == "bucket" ? "\($0) INTEGER NOT NULL" : "\($0) TEXT NOT NULL" }
+            + table.values.map { "\($0) INTEGER NOT NULL" }).joined(separator: ", ")
     }
 
     /// The sums of `table`'s values; total() for the clamped ones (an integer sum() fails past
@@ -98,11 +100,13 @@ enum SQLiteRollupCompaction {
         return try row.collect { $0.int64(at: 0) }.first ?? 0
     }
 
-    /// The app's earliest hour with a rollup row, in the caller's snapshot (nil: none). Each
-    /// table's key starts with (app, hour): a probe per table.
-    static func earliestHour(_ c: SQLiteConnection, app: String) throws(SQLiteError) -> Int64? {
-        let first = try c.prepare(RollupDays.tables.map { "SELECT min(hour) FROM \($0.hours) WHERE app = ?1" }.joined(separator: " UNION ALL "))
+    /// The app's earliest hour at or after `from` with a rollup row, in the caller's snapshot
+    /// (nil: none). Each table's key starts with (app, hour): a probe per table.
+    static func firstHour(_ c: SQLiteConnection, app: String, from: Int64 = .min) throws(SQLiteError) -> Int64? {
+        let first = try c.prepare(RollupDays.tables.map { "SELECT min(hour) FROM \($0.hours) WHERE app = ?1 AND hour >= ?2" }
+            .joined(separator: " UNION ALL "))
         try first.bind(app, at: 1)
+        try first.bind(from, at: 2)
         return try first.collect { $0.isNull(at: 0) ? nil : $0.int64(at: 0) }.compactMap { $0 }.min()
     }
 
@@ -113,15 +117,7 @@ enum SQLiteRollupCompaction {
     static func step(_ c: SQLiteConnection, app: String, before cutoff: Int64) throws(SQLiteError) -> Int64? {
         let compacted = try compactedBefore(c, app: app)
         guard compacted < cutoff else { return nil }
-        var next: Int64?
-        for table in RollupDays.tables {
-            let first = try c.prepare("SELECT min(hour) FROM \(table.hours) WHERE app = ?1 AND hour >= ?2")
-            try first.bind(app, at: 1)
-            try first.bind(compacted, at: 2)
-            if let hour = try first.collect({ $0.isNull(at: 0) ? nil : $0.int64(at: 0) }).first ?? nil {
-                next = min(next ?? hour, hour)
-            }
-        }
+        let next = try firstHour(c, app: app, from: compacted)
         let advance = try c.prepare("""
             INSERT INTO rollup_compaction (app, compacted_before) VALUES (?1, ?2)
             ON CONFLICT (app) DO UPDATE SET compacted_before = excluded.compacted_before
@@ -156,9 +152,8 @@ extension SQLiteEventStore {
     /// per transaction on the writer, so uploads are stored between them. Returns the days
     /// compacted.
     func compactRollups(before cutoff: Int64) async throws -> Int {
-        let apps = try await onWriter { c in try c.prepare("SELECT app FROM totals ORDER BY app").collect { $0.text(at: 0) ?? "" } }
         var days = 0
-        for app in apps {
+        for app in try await apps() {
             while true {
                 try Task.checkCancellation()
                 let day = try await onWriter { c in

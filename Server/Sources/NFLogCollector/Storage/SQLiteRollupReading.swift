@@ -51,7 +51,7 @@ enum SQLiteRollupReading {
                          appVersion: String?) throws(SQLiteError) -> [(segment: RollupDays.Segment, whole: WholeHours)] {
         guard let hours = range.hours else { return [] }
         let compacted = try SQLiteRollupCompaction.compactedBefore(c, app: app)
-        let earliest = RollupDays.mayReadPast(hours, compactedBefore: compacted) ? try SQLiteRollupCompaction.earliestHour(c, app: app) : nil
+        let earliest = RollupDays.mayReadPast(hours, compactedBefore: compacted) ? try SQLiteRollupCompaction.firstHour(c, app: app) : nil
         return RollupDays.segments(hours, compactedBefore: compacted, earliest: earliest)
             .map { ($0, WholeHours(hours: $0.hours, appVersion: appVersion)) }
     }

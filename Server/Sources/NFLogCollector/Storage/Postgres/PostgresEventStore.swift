@@ -153,12 +153,8 @@ public final class PostgresEventStore: EventStore, Sendable {
     }
 
     private static func compactRollups(_ client: PostgresClient, before cutoff: Int64, _ logger: Logger) async throws -> Int {
-        var apps: [String] = []
-        for try await app in try await client.query("SELECT app FROM totals_now ORDER BY app", logger: logger).decode(String.self) {
-            apps.append(app)
-        }
         var days = 0
-        for app in apps {
+        for app in try await client.withConnection({ try await apps($0, logger: logger) }) {
             while try await client.withConnection({ try await PostgresRollupCompaction.step($0, app: app, before: cutoff, logger: logger) })
                 != nil {
                 try Task.checkCancellation()
@@ -634,13 +630,15 @@ public final class PostgresEventStore: EventStore, Sendable {
     }
 
     public func apps() async throws -> [String] {
-        try await read { connection in
-            var apps: [String] = []
-            for try await app in try await connection.query("SELECT app FROM totals_now ORDER BY app", logger: logger).decode(String.self) {
-                apps.append(app)
-            }
-            return apps
+        try await read { connection in try await Self.apps(connection, logger: logger) }
+    }
+
+    private static func apps(_ connection: PostgresConnection, logger: Logger) async throws -> [String] {
+        var apps: [String] = []
+        for try await app in try await connection.query("SELECT app FROM totals_now ORDER BY app", logger: logger).decode(String.self) {
+            apps.append(app)
         }
+        return apps
     }
 
     /// Computed in PostgreSQL, in one read-only snapshot (``PostgresSeries``): the same series as

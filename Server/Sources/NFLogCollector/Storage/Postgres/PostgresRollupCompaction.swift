@@ -16,11 +16,6 @@ import PostgresNIO
 /// rows. Reads sum a day's row (or a key's past row) and the deltas not folded yet of its hours
 /// (the `*_days_now` and `*_past_now` views), in one snapshot.
 enum PostgresRollupCompaction {
-    /// The day of `hour` (hours since 1970) in SQL, as ``RollupDays/start(ofHour:)``.
-    static func dayStart(_ hour: String) -> String {
-        "\(hour) - ((\(hour) % 24) + 24) % 24"
-    }
-
     /// Per rollup: the keyed day table and the view that adds the deltas not folded yet, filed
     /// under their hours' day; and `rollup_compaction` (per app; no row is 0, nothing compacted).
     static let migrationStatements: [String] = RollupDays.tables.flatMap { table in
@@ -32,7 +27,7 @@ enum PostgresRollupCompaction {
             // No grouping: the reads sum; the app and hour conditions reach both sides.
             """
             CREATE VIEW \(table.days)_now AS SELECT app, hour, \(keys), \(values) FROM \(table.days)
-            UNION ALL SELECT app, \(dayStart("hour")) AS hour, \(keys), \(values) FROM \(table.base)_hour_deltas
+            UNION ALL SELECT app, \(RollupDays.startSQL(ofHour: "hour")) AS hour, \(keys), \(values) FROM \(table.base)_hour_deltas
             """,
         ]
     } + ["CREATE TABLE rollup_compaction (app text PRIMARY KEY, compacted_before bigint NOT NULL)"]
@@ -74,8 +69,8 @@ enum PostgresRollupCompaction {
                     """))
             )
             \(upsert(into: table.days, table, select: """
-                SELECT m.app, \(dayStart("m.hour")), \(movedKeys), \(sums(table, prefix: "m.")) \(compacted)
-                GROUP BY m.app, \(dayStart("m.hour")), \(movedKeys)
+                SELECT m.app, \(RollupDays.startSQL(ofHour: "m.hour")), \(movedKeys), \(sums(table, prefix: "m.")) \(compacted)
+                GROUP BY m.app, \(RollupDays.startSQL(ofHour: "m.hour")), \(movedKeys)
                 """))
             """
     }
@@ -122,16 +117,15 @@ enum PostgresRollupCompaction {
         return 0
     }
 
-    /// The app's earliest hour with a rollup row, keyed or delta, in the caller's snapshot (nil:
-    /// none).
-    static func earliestHour(_ c: PostgresConnection, app: String, logger: Logger) async throws -> Int64? {
-        let probes = RollupDays.tables.flatMap {
-            ["SELECT min(hour) AS hour FROM \($0.hours) WHERE app = $1", "SELECT min(hour) FROM \($0.base)_hour_deltas WHERE app = $1"]
-        }
-        var binds = PostgresBindings()
-        binds.append(app)
+    /// The app's earliest hour at or after `from` with a rollup row, keyed (and, with `deltas`,
+    /// not folded yet), in the caller's snapshot (nil: none). The keyed tables' key starts with
+    /// (app, hour): an index probe each.
+    static func firstHour(_ c: PostgresConnection, app: String, from: Int64 = .min, deltas: Bool,
+                          logger: Logger) async throws -> Int64? {
+        let tables = RollupDays.tables.flatMap { deltas ? [$0.hours, "\($0.base)_hour_deltas"] : [$0.hours] }
+        let probes = tables.map { "SELECT min(hour) AS hour FROM \($0) WHERE app = $1 AND hour >= $2" }
         for try await hour in try await c.query(PostgresQuery(unsafeSQL: "SELECT min(hour) FROM (\(probes.joined(separator: " UNION ALL "))) AS h",
-                                                              binds: binds), logger: logger).decode(Int64?.self) {
+                                                              binds: binds(app, from)), logger: logger).decode(Int64?.self) {
             return hour
         }
         return nil
@@ -146,15 +140,8 @@ enum PostgresRollupCompaction {
             try await lock(c, logger: logger)
             let compacted = try await compactedBefore(c, app: app, logger: logger)
             guard compacted < cutoff else { return nil }
-            var next: Int64?
-            for table in RollupDays.tables {
-                // The primary key starts with (app, hour): one index probe per table.
-                for try await hour in try await c.query(PostgresQuery(unsafeSQL: """
-                    SELECT min(hour) FROM \(table.hours) WHERE app = $1 AND hour >= $2
-                    """, binds: binds(app, compacted)), logger: logger).decode(Int64?.self) {
-                    if let hour { next = min(next ?? hour, hour) }
-                }
-            }
+            // Keyed hours only: a day's deltas not folded yet reach its rows when folded.
+            let next = try await firstHour(c, app: app, from: compacted, deltas: false, logger: logger)
             let day = next.map(RollupDays.start(ofHour:))
             guard let day, day < cutoff else {
                 try await advance(c, app: app, to: cutoff, logger: logger)
@@ -211,10 +198,10 @@ enum PostgresRollupCompaction {
                 """
                 WITH gone AS (DELETE FROM \(table.hours) WHERE hour < $1 RETURNING *),
                 cut AS (
-                    SELECT g.app, \(dayStart("g.hour")) AS hour, \(keys), \(sums(table, prefix: "g.", sign: "-"))
+                    SELECT g.app, \(RollupDays.startSQL(ofHour: "g.hour")) AS hour, \(keys), \(sums(table, prefix: "g.", sign: "-"))
                     FROM gone g JOIN rollup_compaction k ON k.app = g.app AND g.hour < k.compacted_before
-                    WHERE g.hour >= \(dayStart("$1"))
-                    GROUP BY g.app, \(dayStart("g.hour")), \(keys)
+                    WHERE g.hour >= \(RollupDays.startSQL(ofHour: "$1"))
+                    GROUP BY g.app, \(RollupDays.startSQL(ofHour: "g.hour")), \(keys)
                 ),
                 days AS (\(upsert(into: table.days, table, select: "SELECT * FROM cut"))),
                 past AS (\(upsert(into: table.past, table, hour: false, select: "SELECT app, \(plainKeys), \(values) FROM cut")))

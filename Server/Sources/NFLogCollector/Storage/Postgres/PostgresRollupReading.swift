@@ -27,7 +27,7 @@ enum PostgresRollupReading {
         guard let hours = range.hours else { return [] }
         let compacted = try await PostgresRollupCompaction.compactedBefore(c, app: app, logger: logger)
         let earliest = RollupDays.mayReadPast(hours, compactedBefore: compacted)
-            ? try await PostgresRollupCompaction.earliestHour(c, app: app, logger: logger) : nil
+            ? try await PostgresRollupCompaction.firstHour(c, app: app, deltas: true, logger: logger) : nil
         return RollupDays.segments(hours, compactedBefore: compacted, earliest: earliest).map { ($0, $0.hours.from, $0.hours.to) }
     }
 
