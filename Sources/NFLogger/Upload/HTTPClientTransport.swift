@@ -43,6 +43,10 @@ final class HTTPClientTransport: Sendable {
         // Fail a request with the first connection error (a refused certificate above all): the
         // Uploader has its own backoff, and must see the failure rather than wait out a timeout.
         configuration.connectionPool.retryConnectionEstablishment = false
+        // A pooled connection is dropped after 20 s idle, before the collector closes one idle for
+        // 30 s (its request head timeout): reusing an older one raced that close, and the request
+        // failed with the connection closed under it (seen on a loaded machine).
+        configuration.connectionPool.idleTimeout = .seconds(20)
         // The SDK's own requests are not traced: async-http-client traces every request with the
         // tracer an app bootstraps, and with NFLoggerTracer each upload would be a span that is
         // itself uploaded (a loop), its traceparent sent to the collector.
