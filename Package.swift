@@ -24,7 +24,7 @@ let package = Package(
     platforms: [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8)],
     products: [
         .library(name: "NFLogger", targets: ["NFLogger"]),
-        // For app developers' unit tests: a recording transport, no server; needs NFLogger only.
+        // For app developers' unit tests: a recording transport, no server; needs NFLogger (and NFLogSupport's gzip).
         .library(name: "NFLoggerTesting", targets: ["NFLoggerTesting"]),
         // swift-log, swift-distributed-tracing and swift-metrics as NFLogger events, apart from the
         // SDK so that an app that does not use them links none of them.

@@ -1,5 +1,6 @@
 public import Foundation
 public import NFLogger
+@_spi(NFLogShared) import NFLogSupport
 
 /// An `HTTPTransport` that stands in for the collector in an app's unit tests: it keeps every
 /// upload the SDK makes, decoded into typed ``RecordedBatch``es and ``RecordedEvent``s, answers
@@ -124,6 +125,13 @@ public final class RecordingTransport: HTTPTransport, Sendable {
         }
     }
 
+    /// The body inflated by the zlib the SDK and the collector share, under the same limit.
+    private static func gunzip(_ body: Data) throws(WireFormatError) -> [UInt8] {
+        do throws(GzipError) { return try Gzip.decompress(Array(body), maxOutputBytes: maxInflatedBytes) } catch {
+            throw WireFormatError(path: nil, error.description)
+        }
+    }
+
     private func upload(_ request: TransportRequest) throws -> TransportResponse {
         let encoding = request.header("Content-Encoding")?.lowercased()
         guard [nil, "identity", "gzip", "x-gzip"].contains(encoding) else {
@@ -133,9 +141,7 @@ public final class RecordingTransport: HTTPTransport, Sendable {
         }
         let batch: RecordedBatch
         do throws(WireFormatError) {
-            let json = encoding?.hasSuffix("gzip") == true
-                ? try Gunzip.decompress(Array(request.body), maxOutputBytes: Self.maxInflatedBytes)
-                : Array(request.body)
+            let json = encoding?.hasSuffix("gzip") == true ? try Self.gunzip(request.body) : Array(request.body)
             batch = try RecordedBatch(wire: WireObject(json: json), appKey: request.header("X-NFLog-Key"))
         } catch {
             state.withLock { $0.unreadableUploads.append(error.description) }
