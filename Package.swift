@@ -92,7 +92,8 @@ let package = Package(
             dependencies: [
                 "NFLogger", "NFLogSupport", "NFLoggerTesting", "CSQLite",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Logging", package: "swift-log"),  // SwiftLogOutputTests' capturing handler
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),  // SwiftLogOutputTests' captured messages
             ],
             // A self-signed certificate for 127.0.0.1 (as `nflog-collector tls-cert` makes), for the pinning tests.
             resources: [.copy("Fixtures")]

@@ -192,6 +192,7 @@ let package = Package(
             .product(name: "NFLogger", package: "NFLogger"),
             .product(name: "NFLogSupport", package: "NFLogger"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "InMemoryLogging", package: "swift-log"),
             .product(name: "PostgresNIO", package: "postgres-nio"),  // PostgresEventStoreTests' migrations
             .product(name: "Crypto", package: "swift-crypto"),
             // BodyRateWindowTests: the connection handler on an EmbeddedChannel, its clock moved by hand.
@@ -208,6 +209,7 @@ let package = Package(
             .product(name: "NFLogSupport", package: "NFLogger"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "InMemoryLogging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),  // UncheckedPolicyServer
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),

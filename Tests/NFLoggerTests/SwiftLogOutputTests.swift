@@ -1,47 +1,21 @@
 import Foundation
+import InMemoryLogging
 import Logging
-import Synchronization
 import Testing
 @testable import NFLogger
 
 @Suite("SwiftLogOutput: events as swift-log messages")
 struct SwiftLogOutputTests {
-    /// Every message a logger sent, with its level and metadata.
-    final class Captured: Sendable {
-        struct Message: Sendable {
-            let level: Logger.Level
-            let text: String
-            let metadata: Logger.Metadata
-        }
-        private let messages = Mutex<[Message]>([])
-        var all: [Message] { messages.withLock { $0 } }
-        func append(_ message: Message) { messages.withLock { $0.append(message) } }
-    }
-
-    struct CapturingHandler: LogHandler {
-        let captured: Captured
-        var logLevel: Logger.Level = .trace
-        var metadata: Logger.Metadata = [:]
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            captured.append(.init(level: event.level, text: event.message.description, metadata: event.metadata ?? [:]))
-        }
-    }
-
-    static func logger(_ captured: Captured, level: Logger.Level = .trace) -> Logger {
-        var logger = Logger(label: "events") { _ in CapturingHandler(captured: captured) }
+    /// A logger whose every message `handler` keeps (swift-log's in-memory handler).
+    static func logger(_ handler: InMemoryLogHandler, level: Logger.Level = .trace) -> Logger {
+        var logger = Logger(label: "events") { _ in handler }
         logger.logLevel = level
         return logger
     }
 
     @Test("One message per event, `event <name>`, with uuid, kind, type, timestamp and the JSON as metadata")
     func oneMessagePerEvent() throws {
-        let captured = Captured()
+        let captured = InMemoryLogHandler()
         let output = SwiftLogOutput(logger: Self.logger(captured))
         #expect(output.id == "swift-log" && output.pattern == "**" && output.level == .debug)
         let point = OutputEvent(
@@ -54,9 +28,9 @@ struct SwiftLogOutputTests {
         )
         output.emit([point, span])
 
-        let messages = captured.all
+        let messages = captured.entries
         #expect(messages.count == 2)
-        #expect(messages.map(\.text) == ["event ui.tap", "event checkout.pay"])
+        #expect(messages.map(\.message.description) == ["event ui.tap", "event checkout.pay"])
         #expect(messages.allSatisfy { $0.level == .debug })
         #expect(messages[0].metadata == [
             "uuid": "0193a7c2-5b1e-7c3d-9f00-1a2b3c4d5e6f",
@@ -74,21 +48,21 @@ struct SwiftLogOutputTests {
     @Test("Messages go at the configured level, and a logger set above it gets none")
     func level() {
         let event = OutputEvent(id: UUID(), kind: .aggregate, name: "net.request", type: "default", timestamp: Date(), json: "{}")
-        let captured = Captured()
+        let captured = InMemoryLogHandler()
         SwiftLogOutput(id: "console", logger: Self.logger(captured), level: .notice, pattern: "net.**").emit([event])
-        #expect(captured.all.map(\.level) == [.notice])
-        #expect(captured.all.first?.metadata["kind"] == "aggregate")
+        #expect(captured.entries.map(\.level) == [.notice])
+        #expect(captured.entries.first?.metadata["kind"] == "aggregate")
 
-        let quiet = Captured()
+        let quiet = InMemoryLogHandler()
         SwiftLogOutput(logger: Self.logger(quiet, level: .info)).emit([event])
-        #expect(quiet.all.isEmpty)
+        #expect(quiet.entries.isEmpty)
     }
 
     @Test("It is a best-effort output, and a valid one in a configuration")
     func configuration() throws {
         let directory = TemporaryDirectory()
         var configuration = directory.configuration()
-        let output = SwiftLogOutput(logger: Self.logger(Captured()))
+        let output = SwiftLogOutput(logger: Self.logger(InMemoryLogHandler()))
         configuration.outputs = [output]
         try configuration.validate()
         #expect((configuration.outputs[0] as? any BestEffortOutput) != nil)

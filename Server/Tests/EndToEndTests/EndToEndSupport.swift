@@ -1,6 +1,7 @@
 import CollectorTestSupport
 import FaultProxy
 import Foundation
+import InMemoryLogging
 import Logging
 import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
@@ -205,7 +206,8 @@ final class ReservedPort: @unchecked Sendable {
     deinit { release() }
 }
 
-/// Every message a `Logger` made, at trace level and up, for tests that read the SDK's log.
+/// Every message a `Logger` made, at trace level and up, for tests that read the SDK's log:
+/// swift-log's in-memory handler, each entry rendered as one line to search.
 final class LogCapture: Sendable {
     struct Entry: Sendable {
         let level: Logger.Level
@@ -215,31 +217,20 @@ final class LogCapture: Sendable {
         var line: String { "[\(level)] \(message) \(metadata)" }
     }
 
-    private let captured = Mutex<[Entry]>([])
+    private let handler = InMemoryLogHandler()
 
-    var entries: [Entry] { captured.withLock { $0 } }
-
-    var logger: Logger {
-        var logger = Logger(label: "nflogger.test") { _ in Handler(capture: self) }
-        logger.logLevel = .trace
-        return logger
+    var entries: [Entry] {
+        handler.entries.map { entry in
+            let rendered = entry.metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            return Entry(level: entry.level, message: entry.message.description, metadata: rendered)
+        }
     }
 
-    fileprivate func append(_ entry: Entry) { captured.withLock { $0.append(entry) } }
-
-    private struct Handler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            let all = self.metadata.merging(event.metadata ?? [:]) { _, new in new }
-            let rendered = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            capture.append(Entry(level: event.level, message: "\(event.message)", metadata: rendered))
-        }
+    var logger: Logger {
+        let handler = self.handler
+        var logger = Logger(label: "nflogger.test") { _ in handler }
+        logger.logLevel = .trace
+        return logger
     }
 }
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import InMemoryLogging
 import Logging
 @testable import NFLogCollector
 import NFLogCollectorTesting
@@ -40,38 +41,22 @@ struct PolicyServingTests {
     }
 
     @Test("A recurring problem is logged once per interval, then with how many times it happened")
-    func throttledLog() async throws {
-        let lines = CapturedLines()
-        let logger = Logger(label: "test") { _ in CapturingHandler(lines: lines) }
-        let log = ThrottledLog(interval: .milliseconds(200))
+    func throttledLog() {
+        let captured = InMemoryLogHandler()
+        var logger = Logger(label: "test") { _ in captured }
+        logger.logLevel = .trace
+        var lines: [String] { captured.entries.map(\.message.description) }
+        let time = ManualTime()  // moved by hand, never by waiting
+        let log = ThrottledLog(interval: .seconds(60), clock: time.clock)
         for _ in 0..<5 { log.log("disk", level: .error, logger: logger, "the disk is full") }
         log.log("policy:a.json", level: .error, logger: logger, "a.json is broken")
-        #expect(lines.all == ["the disk is full", "a.json is broken"])
-        try await Task.sleep(for: .milliseconds(250))  // not Thread.sleep: that would hold a thread of the cooperative pool
+        #expect(lines == ["the disk is full", "a.json is broken"])
+        time.advance(.seconds(59))
         log.log("disk", level: .error, logger: logger, "the disk is full")
-        #expect(lines.all.last == "the disk is full (5 times since the last report)")
-    }
-}
-
-/// Every message logged, for the tests that check what the collector says.
-final class CapturedLines: Sendable {
-    private let lines = Mutex<[String]>([])
-    var all: [String] { lines.withLock { $0 } }
-    func append(_ line: String) { lines.withLock { $0.append(line) } }
-}
-
-struct CapturingHandler: LogHandler {
-    let lines: CapturedLines
-    var logLevel: Logger.Level = .trace
-    var metadata: Logger.Metadata = [:]
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        lines.append(event.message.description)
+        #expect(lines.count == 2, "within the interval: counted, not logged")
+        time.advance(.seconds(1))
+        log.log("disk", level: .error, logger: logger, "the disk is full")
+        #expect(lines.last == "the disk is full (6 times since the last report)")
     }
 }
 
@@ -79,8 +64,8 @@ struct CapturingHandler: LogHandler {
 struct CollectorLogTests {
     @Test("Uploads the client abandons (a body cut short, a chunked body never finished, garbage) are never warnings or errors; the collector goes on")
     func abandonedUploadsAreNotErrors() async throws {
-        let lines = CapturedLines()
-        var logger = Logger(label: "nflog-collector") { _ in CapturingHandler(lines: lines) }
+        let captured = InMemoryLogHandler()
+        var logger = Logger(label: "nflog-collector") { _ in captured }
         logger.logLevel = .warning
         let collector = try await TestCollector.start(logger: logger)
         let head = RawHTTP.uploadHead + "\r\n"
@@ -93,7 +78,7 @@ struct CollectorLogTests {
         let health = try await RawHTTP.exchange(port: collector.port, head: "GET /health HTTP/1.1\r\nHost: x")
         #expect(health.status == 200)
         try await Task.sleep(for: .milliseconds(200))
-        #expect(lines.all.isEmpty, "logged: \(lines.all.prefix(3))")
+        #expect(captured.entries.isEmpty, "logged: \(captured.entries.prefix(3).map(\.message))")
         await collector.stop()
     }
 }

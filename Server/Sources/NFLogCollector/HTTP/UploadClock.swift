@@ -1,5 +1,6 @@
-/// The time the in-flight body budget judges uploads by (``BodyBudget``): a monotonic offset.
-/// The collector's own is the continuous clock; a test sets the time by hand.
+/// The time the in-flight body budget judges uploads by (``BodyBudget``), and ``ThrottledLog``
+/// its intervals: a monotonic offset. The collector's own is the continuous clock; a test sets
+/// the time by hand.
 struct UploadClock: Sendable {
     let now: @Sendable () -> Duration
 

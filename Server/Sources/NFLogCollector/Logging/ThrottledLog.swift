@@ -6,7 +6,7 @@ import Synchronization
 /// connections must be visible in the log without flooding it.
 final class ThrottledLog: Sendable {
     private struct Entry {
-        var lastLogged: ContinuousClock.Instant
+        var lastLogged: Duration
         var since = 0
     }
 
@@ -16,13 +16,17 @@ final class ThrottledLog: Sendable {
     /// bounded, so a bug cannot grow the table without end.
     private static let maxKeys = 1_000
 
-    init(interval: Duration) {
+    /// The time, read at each call: the continuous clock, or a test's own.
+    private let clock: UploadClock
+
+    init(interval: Duration, clock: UploadClock = .continuous) {
         self.interval = interval
+        self.clock = clock
     }
 
     /// Logs `message` if `key` was not logged within the interval; otherwise counts it.
     func log(_ key: String, level: Logger.Level, logger: Logger, _ message: @autoclosure () -> String) {
-        let now = ContinuousClock.now
+        let now = clock.now()
         let occurrences: Int? = entries.withLock { entries in
             if var entry = entries[key], now - entry.lastLogged < interval {
                 entry.since += 1

@@ -7,8 +7,8 @@ import NFLogCollectorTesting
 import Synchronization
 import Testing
 
-// Review 14: consent through the real collector and real SQLite files. The tests expected to
-// fail name the defect in their messages.
+// Consent through the real collector and real SQLite files: grants and denials that race a
+// held database, a batch in flight, spans across consent, close and the next start.
 
 /// Holds the SDK database's write lock from a connection of the test's own, as another process
 /// sharing the file (an app extension) would.
@@ -95,8 +95,8 @@ private final class Outcomes: Sendable {
     }
 }
 
-@Suite("Review 14: consent through the real collector")
-struct Review14ConsentTests {
+@Suite("Consent through the real collector")
+struct ConsentDeliveryTests {
     @Test("A grant made while another connection holds the database is not lost: held events, and those logged after, are delivered")
     func grantDuringBusyLock() async throws {
         let collector = try await TestCollector.start()
