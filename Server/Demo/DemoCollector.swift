@@ -1,5 +1,5 @@
 import Foundation
-import NFLogCollector
+@_spi(NFLogWire) import NFLogCollector
 @_spi(NFLogShared) import NFLogSupport
 import NFLogger
 

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import NFLogCollector
+@_spi(NFLogWire) import NFLogCollector
 import NFLogger
 import UnixSignals
 

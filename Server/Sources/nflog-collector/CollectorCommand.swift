@@ -5,7 +5,7 @@ import Foundation
 import Glibc
 #endif
 import Logging
-import NFLogCollector
+@_spi(NFLogWire) import NFLogCollector
 import Synchronization
 
 @main

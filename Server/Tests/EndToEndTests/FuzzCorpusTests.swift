@@ -1,6 +1,6 @@
 import FaultProxy
 import Foundation
-import NFLogCollector
+@_spi(NFLogWire) import NFLogCollector
 @_spi(NFLogShared) import NFLogSupport
 @testable import NFLogger
 import Testing

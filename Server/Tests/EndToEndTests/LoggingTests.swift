@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import NFLogCollector
+@_spi(NFLogWire) import NFLogCollector
 import NFLogCollectorTesting
 import NFLogger
 import Testing

@@ -1,6 +1,6 @@
 import FaultProxy
 import Foundation
-import NFLogCollector
+@_spi(NFLogWire) import NFLogCollector
 import NFLogCollectorTesting
 import NFLogger
 import Testing

@@ -1,5 +1,5 @@
 import Foundation
-import NFLogCollector
+@_spi(NFLogWire) import NFLogCollector
 import NFLogCollectorTesting
 import NFLogger
 import Testing

@@ -1,6 +1,6 @@
 import CollectorTestSupport
 import Foundation
-import NFLogCollector
+@_spi(NFLogWire) import NFLogCollector
 @_spi(NFLogShared) import NFLogSupport
 import Testing
 

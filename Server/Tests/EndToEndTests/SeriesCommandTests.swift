@@ -1,5 +1,5 @@
 import Foundation
-import NFLogCollector
+@_spi(NFLogWire) import NFLogCollector
 import Testing
 
 /// `nflog-collector report --series hour|day` on a SQLite file: the store's series, as JSON or a

@@ -1,6 +1,6 @@
 import CollectorTestSupport
 import Foundation
-import NFLogCollector
+@_spi(NFLogWire) import NFLogCollector
 import Testing
 
 /// `nflog-collector report` and `export` on a PostgreSQL store (`--store postgres://…`,

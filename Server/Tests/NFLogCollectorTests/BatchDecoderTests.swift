@@ -1,7 +1,7 @@
 import Foundation
 @_spi(NFLogShared) import NFLogSupport
 import Testing
-@testable import NFLogCollector
+@_spi(NFLogWire) @testable import NFLogCollector
 
 @Suite("Batch validation against the protocol")
 struct BatchDecoderTests {

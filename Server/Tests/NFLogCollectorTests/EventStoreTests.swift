@@ -1,6 +1,6 @@
 import CollectorTestSupport
 import Foundation
-@testable import NFLogCollector
+@_spi(NFLogWire) @testable import NFLogCollector
 import Testing
 
 /// What every ``EventStore`` does the same, run on each store (SQLite, and PostgreSQL when

@@ -1,5 +1,5 @@
 import Foundation
-@testable import NFLogCollector
+@_spi(NFLogWire) @testable import NFLogCollector
 
 /// Batches whose use cases are transactions that log steps and are abandoned at different steps,
 /// in two app versions and two hours, and the funnels worked out by hand from them.

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 @_spi(NFLogShared) import NFLogSupport
 import Testing
-@testable import NFLogCollector
+@_spi(NFLogWire) @testable import NFLogCollector
 
 /// Runs and their steps for the funnel rollup's tests, cut into batches that arrive in any order.
 enum FunnelRollupFixtures {

@@ -1,5 +1,5 @@
 import Testing
-@testable import NFLogCollector
+@_spi(NFLogWire) @testable import NFLogCollector
 
 @Suite("The strict JSON parser")
 struct JSONParserTests {

@@ -1,6 +1,6 @@
 import CollectorTestSupport
 import Foundation
-@testable import NFLogCollector
+@_spi(NFLogWire) @testable import NFLogCollector
 import Testing
 
 /// Batches for a report with every section: use cases completed and abandoned (some in

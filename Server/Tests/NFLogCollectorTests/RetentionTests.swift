@@ -1,7 +1,7 @@
 import CollectorTestSupport
 import Foundation
 import Logging
-@testable import NFLogCollector
+@_spi(NFLogWire) @testable import NFLogCollector
 import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
 import Synchronization

@@ -1,5 +1,5 @@
 import Foundation
-@testable import NFLogCollector
+@_spi(NFLogWire) @testable import NFLogCollector
 
 /// Events and aggregates at chosen times, from two app versions, for the report over time.
 ///

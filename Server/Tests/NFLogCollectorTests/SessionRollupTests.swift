@@ -3,7 +3,7 @@ import Foundation
 import Logging
 @_spi(NFLogShared) import NFLogSupport
 import Testing
-@testable import NFLogCollector
+@_spi(NFLogWire) @testable import NFLogCollector
 
 /// Sessions listed by many batches, their ends growing, for the sessions' rollup tests.
 enum SessionRollupFixtures {

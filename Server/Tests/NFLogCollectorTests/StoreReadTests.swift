@@ -1,6 +1,6 @@
 import CollectorTestSupport
 import Foundation
-@testable import NFLogCollector
+@_spi(NFLogWire) @testable import NFLogCollector
 @_spi(NFLogShared) import NFLogSupport
 import Testing
 

@@ -39,7 +39,7 @@ public struct CollectorConfiguration: Sendable {
     /// The most events one batch may hold. Default: 10,000.
     public var maxEventsPerBatch = 10_000
     /// Nesting and string-length limits for the JSON parser.
-    public var json = JSONParser.Limits()
+    @_spi(NFLogWire) public var json = JSONParser.Limits()
     /// Where policies are read from, per request: `<app>.json`, else `default.json`.
     /// `nil`: `GET /v1/policy` answers 404.
     public var policiesDirectory: URL?

@@ -16,7 +16,7 @@ import Synchronization
 /// ```
 public final class CollectorServer: Sendable {
     public let configuration: CollectorConfiguration
-    public let store: any EventStore
+    @_spi(NFLogWire) public let store: any EventStore
     private let logger: Logger
     /// Where retention says what it dropped: the given logger, else the console at info level
     /// (the server's own default logger is quiet, warnings only).
@@ -27,7 +27,7 @@ public final class CollectorServer: Sendable {
     /// - Throws: ``CollectorError/developmentModeNeedsLoopback(host:)`` when there are no real
     ///   keys and the host is not a loopback address; likewise
     ///   ``CollectorError/developmentReadTokenNeedsLoopback(host:)`` for the development read token.
-    public init(configuration: CollectorConfiguration, store: any EventStore, logger: Logger? = nil) throws {
+    @_spi(NFLogWire) public init(configuration: CollectorConfiguration, store: any EventStore, logger: Logger? = nil) throws {
         let loopback = CollectorConfiguration.loopbackHosts.contains(configuration.host)
         if configuration.keys.isDevelopment && !loopback {
             throw CollectorError.developmentModeNeedsLoopback(host: configuration.host)

@@ -3,114 +3,114 @@ public import Foundation
 
 /// A validated batch (docs/PROTOCOL.md): one context, the sessions it mentions, the events and
 /// the aggregates.
-public struct Batch: Sendable {
-    public let version: Int
-    public let id: UUID
-    public let sentAt: Int64
-    public let sdkName: String
-    public let sdkVersion: String
-    public let context: Context
-    public let events: [Event]
+@_spi(NFLogWire) public struct Batch: Sendable {
+    @_spi(NFLogWire) public let version: Int
+    @_spi(NFLogWire) public let id: UUID
+    @_spi(NFLogWire) public let sentAt: Int64
+    @_spi(NFLogWire) public let sdkName: String
+    @_spi(NFLogWire) public let sdkVersion: String
+    @_spi(NFLogWire) public let context: Context
+    @_spi(NFLogWire) public let events: [Event]
     /// Events folded into one record per name, window and dimension values (empty when the
     /// batch carries none).
-    public let aggregates: [Aggregate]
+    @_spi(NFLogWire) public let aggregates: [Aggregate]
     /// What the device reports about itself: events it had to drop, database resets.
-    public let diagnostics: Diagnostics?
+    @_spi(NFLogWire) public let diagnostics: Diagnostics?
 
-    public struct Diagnostics: Sendable {
+    @_spi(NFLogWire) public struct Diagnostics: Sendable {
         /// Events the device's rolling database dropped before they could be sent, by name.
-        public let pruned: [(name: String, count: Int64)]
+        @_spi(NFLogWire) public let pruned: [(name: String, count: Int64)]
         /// Times the device found its database damaged and started a new one.
-        public let databaseResets: [(at: Int64, reason: String)]
+        @_spi(NFLogWire) public let databaseResets: [(at: Int64, reason: String)]
         /// Events this collector refused for good that the device set aside (quarantined) since
         /// its last report.
-        public let quarantined: Int64
+        @_spi(NFLogWire) public let quarantined: Int64
     }
 
     /// The standard properties of the app instance that sent the batch.
-    public struct Context: Sendable, Hashable {
-        public let appID: String
-        public let appVersion: String
-        public let osName: String
-        public let osVersion: String
-        public let locale: String
-        public let sessions: [Session]
+    @_spi(NFLogWire) public struct Context: Sendable, Hashable {
+        @_spi(NFLogWire) public let appID: String
+        @_spi(NFLogWire) public let appVersion: String
+        @_spi(NFLogWire) public let osName: String
+        @_spi(NFLogWire) public let osVersion: String
+        @_spi(NFLogWire) public let locale: String
+        @_spi(NFLogWire) public let sessions: [Session]
     }
 
-    public struct Session: Sendable, Hashable {
-        public let id: UUID
-        public let startedAt: Int64
-        public let endedAt: Int64?
+    @_spi(NFLogWire) public struct Session: Sendable, Hashable {
+        @_spi(NFLogWire) public let id: UUID
+        @_spi(NFLogWire) public let startedAt: Int64
+        @_spi(NFLogWire) public let endedAt: Int64?
     }
 
-    public enum Kind: String, Sendable {
+    @_spi(NFLogWire) public enum Kind: String, Sendable {
         case point
         case span
     }
 
     /// Where an event was logged: the app's own code, or web content through the SDK's web
     /// bridge (docs/BRIDGE.md). Absent on the wire means native.
-    public enum Source: String, Sendable {
+    @_spi(NFLogWire) public enum Source: String, Sendable {
         case native
         case web
     }
 
-    public struct Event: Sendable {
-        public let id: UUID
-        public let session: UUID
-        public let name: String
-        public let kind: Kind
-        public let type: String
+    @_spi(NFLogWire) public struct Event: Sendable {
+        @_spi(NFLogWire) public let id: UUID
+        @_spi(NFLogWire) public let session: UUID
+        @_spi(NFLogWire) public let name: String
+        @_spi(NFLogWire) public let kind: Kind
+        @_spi(NFLogWire) public let type: String
         /// A point event's time, or a span's start, in Unix milliseconds.
-        public let timestamp: Int64
+        @_spi(NFLogWire) public let timestamp: Int64
         /// Span only.
-        public let end: Int64?
-        public let durationMilliseconds: Double?
+        @_spi(NFLogWire) public let end: Int64?
+        @_spi(NFLogWire) public let durationMilliseconds: Double?
         /// The parameters object, verbatim as sent (it is valid JSON: the batch was parsed).
-        public let parameters: String?
-        public let endParameters: String?
+        @_spi(NFLogWire) public let parameters: String?
+        @_spi(NFLogWire) public let endParameters: String?
         /// Span only: closed by the SDK (after a crash or its timeout), not by the app.
-        public let abandoned: Bool
+        @_spi(NFLogWire) public let abandoned: Bool
         /// The transaction (a use case, possibly continued by a backend) the event belongs to:
         /// the uuid of the transaction's own span.
-        public let transaction: UUID?
+        @_spi(NFLogWire) public let transaction: UUID?
         /// The span the event was logged under, when that is not the transaction's own span or
         /// was logged by another process (a backend continuing the app's request).
-        public let parentSpan: SpanID?
+        @_spi(NFLogWire) public let parentSpan: SpanID?
         /// Native unless the event was logged by web content through the web bridge.
-        public let source: Source
+        @_spi(NFLogWire) public let source: Source
         /// Web events only, and optional for them: the origin (`scheme://host[:port]`, lowercase)
         /// of the page that logged the event.
-        public let origin: String?
+        @_spi(NFLogWire) public let origin: String?
     }
 
     /// Many events of one name folded into one record (docs/PROTOCOL.md, "Aggregates").
-    public struct Aggregate: Sendable {
+    @_spi(NFLogWire) public struct Aggregate: Sendable {
         /// Unique per app in a namespace of its own: an event may have the same uuid.
-        public let id: UUID
+        @_spi(NFLogWire) public let id: UUID
         /// The session in which the aggregate was opened.
-        public let session: UUID
-        public let name: String
-        public let type: String
+        @_spi(NFLogWire) public let session: UUID
+        @_spi(NFLogWire) public let name: String
+        @_spi(NFLogWire) public let type: String
         /// The time range covered, in Unix milliseconds: `start ≤ end ≤ start + windowSeconds × 1000`.
-        public let start: Int64
-        public let end: Int64
-        public let windowSeconds: Int64
+        @_spi(NFLogWire) public let start: Int64
+        @_spi(NFLogWire) public let end: Int64
+        @_spi(NFLogWire) public let windowSeconds: Int64
         /// The events folded in, at least 1.
-        public let count: Int64
+        @_spi(NFLogWire) public let count: Int64
         /// The values of the rule's dimension parameters, sorted by key (UTF-8 byte order).
-        public let dimensions: [(key: String, value: String)]
+        @_spi(NFLogWire) public let dimensions: [(key: String, value: String)]
         /// The series limit was reached: this aggregate folds every further series (no dimensions).
-        public let overflow: Bool
+        @_spi(NFLogWire) public let overflow: Bool
         /// Each numeric parameter's summary, by parameter name.
         package let measures: [String: MeasureSummary]
         /// The `measures` object verbatim as sent (valid JSON: the batch was parsed and each
         /// summary decoded from it).
-        public let measuresJSON: String
+        @_spi(NFLogWire) public let measuresJSON: String
 
         /// The dimensions as canonical JSON: an object with keys in UTF-8 byte order, `{}` when
         /// there are none. What the store keeps, so equal dimensions are equal text.
-        public var dimensionsJSON: String {
+        @_spi(NFLogWire) public var dimensionsJSON: String {
             var out = JSONWriter(capacity: 32 * (dimensions.count + 1))
             out.writeLiteral("{")
             for (index, dimension) in dimensions.enumerated() {

@@ -1,14 +1,14 @@
 public import Foundation
 
 /// What storing a batch did.
-public struct StoreResult: Sendable, Equatable, Codable {
+@_spi(NFLogWire) public struct StoreResult: Sendable, Equatable, Codable {
     /// Events and aggregates stored now.
-    public let accepted: Int
+    @_spi(NFLogWire) public let accepted: Int
     /// Events and aggregates dropped because one of the same kind with the same uuid was already
     /// stored for this app.
-    public let duplicates: Int
+    @_spi(NFLogWire) public let duplicates: Int
 
-    public init(accepted: Int, duplicates: Int) {
+    @_spi(NFLogWire) public init(accepted: Int, duplicates: Int) {
         self.accepted = accepted
         self.duplicates = duplicates
     }
@@ -142,7 +142,7 @@ extension CollectorStats {
 ///
 /// Everything is scoped by `app`, the app the request's key belongs to: one app's events never
 /// count in another's stats, and the same uuid from two apps is two events.
-public protocol EventStore: Sendable {
+@_spi(NFLogWire) public protocol EventStore: Sendable {
     /// Stores every event of the batch that is new for this app, in one transaction, and
     /// returns only after it committed. Events whose uuid is already stored are dropped and counted.
     func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult

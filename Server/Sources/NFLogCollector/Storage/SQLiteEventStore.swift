@@ -12,7 +12,7 @@ import Synchronization
 /// over millions of events never holds up an upload; and a ``WALCheckpointer`` copies the log
 /// into the file after a read, so the writer never does that catch-up. The async callers wait
 /// without blocking a thread.
-public final class SQLiteEventStore: EventStore, @unchecked Sendable {
+public final class SQLiteEventStore: @unchecked Sendable {
     // @unchecked: `connection` and `statements` are touched only on `queue`; `reader` only on
     // `readQueue`.
     private let queue = DispatchQueue(label: "nflog-collector.store")
@@ -288,7 +288,7 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         }
     }
 
-    public func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult {
+    @_spi(NFLogWire) public func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult {
         try await onQueue { connection, s in
             try connection.transaction { () throws(SQLiteError) -> StoreResult in
                 let context = try Self.contextRowID(batch, app: app, s)
@@ -622,9 +622,14 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
     }
 
     public func apps() async throws -> [String] {
-        try await onReadQueue { connection in
-            try connection.prepare("SELECT app FROM totals ORDER BY app").collect { $0.text(at: 0) ?? "" }
-        }
+        try await onReadQueue { connection in try Self.appNames(connection) }
+    }
+
+    /// The apps with anything stored, by name: on the reader for ``apps()``; on the writer for
+    /// the compactor, which must not hold the reader (``stats(app:)`` leaves the data's span out
+    /// while any read runs).
+    static func appNames(_ c: SQLiteConnection) throws(SQLiteError) -> [String] {
+        try c.prepare("SELECT app FROM totals ORDER BY app").collect { $0.text(at: 0) ?? "" }
     }
 
     /// No time limit: `nflog-collector export` streams millions of rows for an operator, which
@@ -677,3 +682,6 @@ public final class SQLiteEventStore: EventStore, @unchecked Sendable {
         await checkpointer.close()
     }
 }
+
+// The store seam the collector's routes use: SPI, with the wire types it takes.
+@_spi(NFLogWire) extension SQLiteEventStore: EventStore {}

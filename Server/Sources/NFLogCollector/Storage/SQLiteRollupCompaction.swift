@@ -153,7 +153,7 @@ extension SQLiteEventStore {
     /// compacted.
     func compactRollups(before cutoff: Int64) async throws -> Int {
         var days = 0
-        for app in try await apps() {
+        for app in try await onWriter({ c in try Self.appNames(c) }) {
             while true {
                 try Task.checkCancellation()
                 let day = try await onWriter { c in

@@ -25,7 +25,7 @@ import Synchronization
 /// percentiles with `percentile_disc`, ordered means) and equals SQLite's for the same batches;
 /// exports stream their rows: neither holds the events in memory. A report, a lookup, the app
 /// list and an export page are stopped past ``readTimeLimit``, as SQLite's are.
-public final class PostgresEventStore: EventStore, Sendable {
+public final class PostgresEventStore: Sendable {
     private let client: PostgresClient
     /// The pool's `run()`: the client leases connections only while it runs; ``close()`` cancels it.
     private let runner: Task<Void, Never>
@@ -198,7 +198,7 @@ public final class PostgresEventStore: EventStore, Sendable {
 
     // MARK: - Storing
 
-    public func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult {
+    @_spi(NFLogWire) public func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult {
         try checkOpen()
         let partition = DayPartition(containing: receivedAt)
         let columns = EventColumns(batch.events)
@@ -644,7 +644,7 @@ public final class PostgresEventStore: EventStore, Sendable {
     /// Computed in PostgreSQL, in one read-only snapshot (``PostgresSeries``): the same series as
     /// ``SQLiteEventStore``'s for the same stored batches; stopped past ``readTimeLimit`` as the
     /// report is.
-    public func series(app: String, query: SeriesQuery) async throws -> ReportSeries {
+    @_spi(NFLogWire) public func series(app: String, query: SeriesQuery) async throws -> ReportSeries {
         let logger = self.logger
         return try await read { connection in try await PostgresSeries.series(connection, app: app, query: query, logger: logger) }
     }
@@ -842,3 +842,6 @@ public final class PostgresEventStore: EventStore, Sendable {
         await runner.value
     }
 }
+
+// The store seam the collector's routes use: SPI, with the wire types it takes.
+@_spi(NFLogWire) extension PostgresEventStore: EventStore {}
