@@ -7,8 +7,8 @@ import Synchronization
 /// A value behind a mutual-exclusion lock, without `Synchronization.Mutex`'s iOS 18 / macOS 15
 /// floor on Apple platforms: there it is an `os_unfair_lock` (what `Mutex` is built on, available
 /// on every OS the SDK supports); elsewhere it is `Mutex` itself, which Linux has without a floor.
-/// Non-copyable and stored inline, like `Mutex`: as a class it cost the Disabled path 10 ns
-/// (70 → 80 ns, the extra indirection), and a `pthread_mutex_t` 30 ns.
+/// Non-copyable and stored inline, like `Mutex`: as a class the Disabled path paid for the extra
+/// indirection, and a `pthread_mutex_t` cost more again (the bench's log-call phase measures it).
 ///
 /// Invariant, which is why it may be `Sendable`: the state is read and written only inside
 /// ``withLock(_:)``, which holds the lock for the whole body. Bodies must be short and must not

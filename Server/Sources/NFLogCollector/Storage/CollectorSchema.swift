@@ -89,13 +89,13 @@ enum CollectorSchema {
             );
             """),
         // The report reads spans only, in (name, duration) order: through this index it neither
-        // reads the points nor sorts the use cases (1M events: 4.8 s → 0.35 s of SQL); inserts cost
-        // about 3-14 % more. `kind` is a column too because SQLite does not count a partial index's
+        // reads the points nor sorts the use cases (an order of magnitude less SQL time); inserts
+        // cost a little more. `kind` is a column too because SQLite does not count a partial index's
         // WHERE columns as covered; `abandoned` makes the network spans' count and walk covering.
         // The report reads spans only: counted, grouped by name, and their durations sorted, from
         // this index alone. Keyed by id after the name, so an insert lands at the end of its
         // (app, type, name) run, a few hot pages, not at a random place as a key ending in
-        // duration_ms would (that cost 30% of ingest). `given_up` (a use case closed by the SDK or
+        // duration_ms would (that cost a large part of ingest). `given_up` (a use case closed by the SDK or
         // ended with completed: false) is computed from the end parameters when the event is
         // stored (SQLiteEventStore's insert), so the report never opens JSON. NULL for other events.
         SQLiteMigration(version: 4, name: "the report's index of spans", sql: """
@@ -185,17 +185,15 @@ enum CollectorSchema {
         // than to the store. The hour, not the millisecond: the rows of one hour are ordered by
         // row id, so an insert lands at the end of its hour's run, a few hot pages, as
         // events_received's do, where an index of the exact timestamps took each batch's events (a
-        // minute of device times) to random places in it. Measured with scripts/loadtest ingest (4
-        // connections, batches of 100 timed over the last minute): 178,000 events/s without a time
-        // index, 53,000 with (app, timestamp_ms), 155,000 with this one (13 % less); a report over
-        // an hour of make-report-db's 1,000,000 events took 0.09 s through it, about 0.8 s reading
-        // every event. A use case's steps are the events logged against its runs (the run's
-        // transaction, `parent_span` the run's span id): events_runs holds only use-case spans in
-        // a transaction (`given_up` is set for use cases only), events_steps only events with a
-        // parent span, both covering, so the report joins runs to steps without reading anything
-        // else (on make-report-db's 136,000 steps, 0.15 s in the sqlite3 shell, where a join
-        // through the (app, uuid) index and the rows took 0.39 s), and an app that logs no
-        // transactions pays no index entry. `context_counts` keeps each context's events as every
+        // minute of device times) to random places in it (scripts/loadtest ingest: an exact index
+        // cut ingest to under a third, this one costs a small fraction); a report over an hour
+        // reads that hour's entries instead of every event. A use case's steps are the events
+        // logged against its runs (the run's transaction, `parent_span` the run's span id):
+        // events_runs holds only use-case spans in a transaction (`given_up` is set for use cases
+        // only), events_steps only events with a parent span, both covering, so the report joins
+        // runs to steps without reading anything else (a join through the (app, uuid) index and
+        // the rows took more than twice as long), and an app that logs no transactions pays no
+        // index entry. `context_counts` keeps each context's events as every
         // commit stores them, as name_counts keeps each name's, so an unfiltered report counts the
         // events by app and SDK version without reading them; filled here from the events stored
         // so far. Like name_counts, retention does not lower it.

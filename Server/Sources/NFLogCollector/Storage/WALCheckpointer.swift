@@ -12,9 +12,9 @@ import Dispatch
 /// 11 ms without). So a read turns the writer's checkpoints off when it starts, and when it ends
 /// this does the catch-up on a connection and a queue of its own, then turns them back on.
 ///
-/// A dedicated checkpointer for every checkpoint was tried and measured: it cost 30% of ingest
-/// (230,000 → 160,000 events/s), because under continuous writes its checkpoints never finish
-/// before the next commit, so the log never restarts and grows without bound.
+/// A dedicated checkpointer for every checkpoint was tried and measured: it cost a large part of
+/// ingest's throughput, because under continuous writes its checkpoints never finish before the
+/// next commit, so the log never restarts and grows without bound.
 final class WALCheckpointer: @unchecked Sendable {
     // @unchecked: `connection` is touched only on `queue`; `writer` and `readsUnderWay` only on
     // `writerQueue`, the queue that owns the writer's connection (checked in debug builds).

@@ -97,8 +97,8 @@ enum PostgresRollups {
 
     /// Schema 12: each `*_hours_now` view without its grouping by key. Every read sums the rows
     /// it selects anyway (by hour and source for the series, over the hours for the report), and
-    /// grouping first by the whole key cost a second aggregation that spilled to disk: 0.74 s of
-    /// the series by hour over ten million events. Same columns, so a replacement.
+    /// grouping first by the whole key cost a second aggregation that spilled to disk at ten
+    /// million events. Same columns, so a replacement.
     static let ungroupedViewStatements: [String] = tables.map { table in
         let all = (table.key + table.values).joined(separator: ", ")
         return """
