@@ -4,7 +4,7 @@ import Dispatch
 /// One label's token bucket and drop count, shared by every handler made for that label.
 final class LabelLimiter: Sendable {
     let label: String
-    private let rate: RateLimit
+    private let rate: LabelRateLimit
     private let state: Lock<State>
 
     struct State {
@@ -13,7 +13,7 @@ final class LabelLimiter: Sendable {
         var dropped = 0
     }
 
-    init(label: String, rate: RateLimit) {
+    init(label: String, rate: LabelRateLimit) {
         self.label = label
         self.rate = rate
         state = Lock(State(tokens: rate.burst, refilledAt: DispatchTime.now().uptimeNanoseconds))

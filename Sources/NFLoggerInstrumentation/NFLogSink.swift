@@ -18,7 +18,7 @@ public final class NFLogSink: Sendable {
     /// The lowest level recorded by the handlers it makes (their initial `logLevel`). Default: `.info`.
     public let level: Logger.Level
     /// Each label's rate limit.
-    public let rateLimit: RateLimit
+    public let rateLimit: LabelRateLimit
     /// How many labels get a bucket and a count of their own.
     public static let maxLabels = 1_024
     /// The label the drops of labels past ``maxLabels`` are counted under.
@@ -28,7 +28,7 @@ public final class NFLogSink: Sendable {
     private let limiters = Lock<[String: LabelLimiter]>([:])
 
     /// A sink for `logger`, recording at `level` and above, each label at most `rateLimit`.
-    public init(logger: NFLogger, level: Logger.Level = .info, rateLimit: RateLimit = .default) {
+    public init(logger: NFLogger, level: Logger.Level = .info, rateLimit: LabelRateLimit = .default) {
         self.logger = logger
         self.level = level
         self.rateLimit = rateLimit

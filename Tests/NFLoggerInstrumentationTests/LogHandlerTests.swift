@@ -71,7 +71,7 @@ struct LogHandlerTests {
     func rateLimit() async throws {
         let transport = RecordingTransport()
         let logger = try makeLogger(transport)
-        let sink = NFLogSink(logger: logger, rateLimit: RateLimit(perSecond: 0.001, burst: 10))
+        let sink = NFLogSink(logger: logger, rateLimit: LabelRateLimit(perSecond: 0.001, burst: 10))
         let noisy = Logger(label: "noisy") { sink.makeHandler(label: $0) }
         let quiet = Logger(label: "quiet") { sink.makeHandler(label: $0) }
         for index in 0..<25 { noisy.info("spam \(index)") }

@@ -2,7 +2,7 @@
 /// ``perSecond`` and holds at most ``burst``. A library that logs in a tight loop then costs the
 /// app a bounded number of events, and what it drops is counted
 /// (``NFLogSink/droppedRecords(label:)``).
-public struct RateLimit: Sendable, Hashable {
+public struct LabelRateLimit: Sendable, Hashable {
     /// The sustained rate, in records per second. Default: 50.
     public var perSecond: Double
     /// How many records may pass at once after a quiet spell. Default: 100.
@@ -16,5 +16,5 @@ public struct RateLimit: Sendable, Hashable {
     }
 
     /// 50 records per second, bursts of 100.
-    public static let `default` = RateLimit()
+    public static let `default` = LabelRateLimit()
 }
