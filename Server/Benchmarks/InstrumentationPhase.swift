@@ -22,7 +22,7 @@ extension Phases {
         let logger = try NFLogger(configuration: configuration(directory, pending: calls + 10_000))
         _ = await logger.logEvent(name: "warm.up")
         // A rate that never limits: the log path itself is measured, not the drops.
-        let sink = NFLogSink(logger: logger, level: .info, rateLimit: RateLimit(perSecond: 1e9, burst: 1e9))
+        let sink = NFLogSink(logger: logger, level: .info, rateLimit: LabelRateLimit(perSecond: 1e9, burst: 1e9))
         let log = Logger(label: "bench.app") { sink.makeHandler(label: $0) }
         let metrics = NFMetricsFactory(logger: logger)
         let counter = metrics.makeCounter(label: "bench.requests", dimensions: [("route", "/cart")])

@@ -232,8 +232,20 @@ struct PolicyTests {
         #expect(logger.policy == good)
         #expect(await logger.logEvent(name: "net.call") == .filtered(.notSelected))
         #expect(await logger.diagnostics().policy.lastError == error)
-        await logger.close()
+        #expect(await logger.diagnostics().policy.lastFetchError == nil)
+        // Then a check that brings no policy: a fetch error, not a refusal; still the good policy.
         await unchecked.stop()
+        let failed = await logger.refreshPolicy()
+        guard case .failed(.network) = failed else {
+            Issue.record("expected a network failure, got \(failed)")
+            await logger.close()
+            await collector.stop()
+            return
+        }
+        let policy = await logger.diagnostics().policy
+        #expect(policy.lastFetchError != nil && policy.lastError == nil, "only the last check's reason: \(policy)")
+        #expect(logger.policy == good)
+        await logger.close()
         await collector.stop()
     }
 

@@ -1,6 +1,8 @@
 public import Foundation
 
-/// Why a policy was not applied. The last good policy stays in force.
+/// Why a policy document was refused: it came, but is not one this SDK may apply. The last good
+/// policy stays in force. Something for whoever writes the policy to fix; an app can only report
+/// it. (Why no policy came at all is a ``PolicyFetchError``.)
 ///
 /// New cases may come in any minor release (see <doc:SourceStability>): a `switch` over it
 /// needs a `default`.
@@ -25,14 +27,6 @@ public enum PolicyError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsigned
     /// The signature does not verify with the configured key.
     case badSignature
-    /// The collector answered with this status.
-    case http(status: Int)
-    /// The request failed before an answer came.
-    case network(String)
-    /// No ``Configuration/policyURL`` is set.
-    case notConfigured
-    /// The logger was closed.
-    case closed
 
     public var description: String {
         switch self {
@@ -46,10 +40,6 @@ public enum PolicyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .expired(let date): "the policy expired at \(Policy.format(date))"
         case .unsigned: "the policy is not signed, and a signing key is configured"
         case .badSignature: "the policy's signature does not verify"
-        case .http(let status): "the collector answered \(status)"
-        case .network(let detail): "network: \(detail)"
-        case .notConfigured: "no policy URL is configured"
-        case .closed: "the logger is closed"
         }
     }
 }

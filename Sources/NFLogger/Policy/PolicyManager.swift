@@ -165,12 +165,12 @@ final class PolicyManager: @unchecked Sendable {
         if let current, current.policy.isExpired(at: Date()) { expire(current.policy) }
         status.lastCheck = Date()
         switch update {
-        case .applied, .unchanged, .notServed: status.lastError = nil
+        case .applied, .unchanged, .notServed: (status.lastError, status.lastFetchError) = (nil, nil)
         case .rejected(let error):
-            status.lastError = error
+            (status.lastError, status.lastFetchError) = (error, nil)
             logger.error("policy rejected; the last good policy stays in force", metadata: ["reason": "\(error)"])
         case .failed(let error):
-            status.lastError = error
+            (status.lastError, status.lastFetchError) = (nil, error)
             logger.debug("policy check failed", metadata: ["reason": "\(error)"])
         }
         if case .failed = update {
@@ -262,7 +262,7 @@ final class PolicyManager: @unchecked Sendable {
         apply(nil)
         status.source = fallbackSource
         status.etag = nil
-        status.lastError = .expired(expiry)
+        (status.lastError, status.lastFetchError) = (.expired(expiry), nil)
         logger.warning("the policy expired; the default applies until a new one arrives")
     }
 }

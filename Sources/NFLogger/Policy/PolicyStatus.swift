@@ -20,18 +20,22 @@ public struct PolicyStatus: Sendable, Equatable {
     public var appliedAt: Date?
     /// When the collector was last asked.
     public var lastCheck: Date?
-    /// Why the last fetched policy was refused, or the last check failed; `nil` if it went well.
+    /// Why the last check's policy was refused; `nil` if it was applied, or none came.
     public var lastError: PolicyError?
+    /// Why the last check brought no policy; `nil` if an answer came. At most one of this and
+    /// ``lastError`` is set: the last check's.
+    public var lastFetchError: PolicyFetchError?
     /// When the collector will be asked next.
     public var nextRefresh: Date?
 
     init(source: Source, etag: String? = nil, appliedAt: Date? = nil, lastCheck: Date? = nil,
-                lastError: PolicyError? = nil, nextRefresh: Date? = nil) {
+                lastError: PolicyError? = nil, lastFetchError: PolicyFetchError? = nil, nextRefresh: Date? = nil) {
         self.source = source
         self.etag = etag
         self.appliedAt = appliedAt
         self.lastCheck = lastCheck
         self.lastError = lastError
+        self.lastFetchError = lastFetchError
         self.nextRefresh = nextRefresh
     }
 }
@@ -47,6 +51,7 @@ public enum PolicyUpdate: Sendable, Equatable {
     /// A policy came but was refused (invalid, too large, expired, unsigned, badly signed); the
     /// last good policy stays in force.
     case rejected(PolicyError)
-    /// No policy came (network error, another status); nothing changed.
-    case failed(PolicyError)
+    /// No policy came (network error, another status, no policy URL, the logger closed); nothing
+    /// changed.
+    case failed(PolicyFetchError)
 }
