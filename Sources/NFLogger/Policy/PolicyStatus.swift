@@ -20,7 +20,8 @@ public struct PolicyStatus: Sendable, Equatable {
     public var appliedAt: Date?
     /// When the collector was last asked.
     public var lastCheck: Date?
-    /// Why the last check's policy was refused; `nil` if it was applied, or none came.
+    /// Why the last policy was refused (or, having expired, stopped applying); `nil` once one is
+    /// applied, or when the last check brought none.
     public var lastError: PolicyError?
     /// Why the last check brought no policy; `nil` if an answer came. At most one of this and
     /// ``lastError`` is set: the last check's.
