@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-@_spi(NFLogWire) import NFLogCollector
+import NFLogCollector
 import NFLogger
 import UnixSignals
 

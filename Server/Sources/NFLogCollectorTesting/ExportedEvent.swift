@@ -1,5 +1,5 @@
 public import Foundation
-@_spi(NFLogWire) import NFLogCollector
+import NFLogCollector
 @_spi(NFLogShared) public import NFLoggerTesting
 
 /// An event the collector stored, as it exports it (`docs/PROTOCOL.md`, "Export format"): the

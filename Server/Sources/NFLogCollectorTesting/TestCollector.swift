@@ -1,6 +1,6 @@
 public import Foundation
 public import Logging
-@_spi(NFLogWire) public import NFLogCollector
+public import NFLogCollector
 @_spi(NFLogShared) import NFLogSupport
 
 /// A real collector running inside the test process on 127.0.0.1 and an ephemeral port, with its

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(NFLogWire) import NFLogCollector
+import NFLogCollector
 import NFLogCollectorTesting
 
 /// A collector a test runs in-process and talks to over HTTP: a ``TestCollector`` (SQLite), or a

@@ -1,6 +1,6 @@
 import FaultProxy
 import Foundation
-@_spi(NFLogWire) import NFLogCollector
+import NFLogCollector
 import NFLogCollectorTesting
 import NFLogger
 import Testing

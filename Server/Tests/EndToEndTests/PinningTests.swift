@@ -1,5 +1,5 @@
 import Foundation
-@_spi(NFLogWire) import NFLogCollector
+import NFLogCollector
 import NFLogCollectorTesting
 import NFLogger
 import Testing

@@ -1,7 +1,7 @@
 import Foundation
 import NFLogCollectorTesting
 import Testing
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 
 @Suite("App keys, stored as SHA-256")
 struct AppKeysTests {

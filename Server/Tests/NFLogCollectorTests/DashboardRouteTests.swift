@@ -3,7 +3,7 @@ import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
 import NFLogger
 import Testing
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 
 /// `GET /v1/apps` and the dashboard's files over real HTTP (the page itself is driven in a real
 /// browser by EndToEndTests' DashboardBrowserTests).

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import InMemoryLogging
 import Logging
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
 import Synchronization

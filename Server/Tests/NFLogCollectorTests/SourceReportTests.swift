@@ -4,7 +4,7 @@ import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
 import NFLogger
 import Testing
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 
 /// Where events came from, through a real collector (docs/PROTOCOL.md, `events[].source` and
 /// `events[].origin`): events logged by web content through the SDK's web bridge carry
