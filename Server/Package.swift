@@ -60,10 +60,10 @@ let package = Package(
         .target(
             name: "NFLogCollector",
             dependencies: [
+                // The wire contract (policy documents are checked by the parser the SDK uses: what
+                // devices refuse is never served), gzip, SQLite. Never the SDK itself:
+                // scripts/check-dependencies fails CI if NFLogCollector comes to link NFLogger.
                 .product(name: "NFLogSupport", package: "NFLogger"),
-                // The policies it serves are checked by the SDK's own parser: what devices refuse is
-                // never served.
-                .product(name: "NFLogger", package: "NFLogger"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "Logging", package: "swift-log"),
@@ -99,6 +99,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NFLogger", package: "NFLogger"),
                 .product(name: "NFLoggerInstrumentation", package: "NFLogger"),
+                .product(name: "NFLogSupport", package: "NFLogger"),  // the policy's `auto` switches
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

@@ -1,5 +1,6 @@
 public import Logging
 @_spi(NFLogShared) import NFLogger
+@_spi(NFLogShared) import NFLogSupport
 import Tracing
 
 /// A swift-log `LogHandler` that turns records into NFLogger point events.

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(NFLogShared) public import NFLogger
+@_spi(NFLogShared) import NFLogSupport
 public import Tracing
 
 /// A swift-distributed-tracing `Tracer` whose spans are NFLogger spans, in NFLogger transactions.

@@ -1,5 +1,6 @@
 public import CoreMetrics
 @_spi(NFLogShared) public import NFLogger
+@_spi(NFLogShared) import NFLogSupport
 
 /// A swift-metrics `MetricsFactory` whose metrics are NFLogger measurements
 /// (``NFLogger/record(name:value:dimensions:completion:)``), named `metric.<label>` (the label

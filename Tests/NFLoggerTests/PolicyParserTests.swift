@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NFLogger
+@_spi(NFLogShared) import NFLogSupport
 
 @Suite("Policy documents")
 struct PolicyParserTests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import NFLogger
+@_spi(NFLogShared) import NFLogSupport
 
 @Suite("Tag patterns (fluentd semantics)")
 struct TagPatternTests {
@@ -41,13 +42,13 @@ struct TagPatternTests {
         ("{a,}.b", "part 1 of \".b\" is empty"),
     ])
     func rejection(pattern: String, reason: String) {
-        #expect(throws: TagPatternError(pattern: pattern, reason: reason)) { try TagPattern(pattern) }
+        #expect(throws: PatternError(pattern: pattern, reason: reason)) { try TagPattern(pattern) }
     }
 
     @Test("Brace explosions are bounded")
     func braceLimit() {
         let pattern = String(repeating: "{a,b,c,d}.", count: 5) + "x"  // 4^5 = 1024 alternatives
-        #expect(throws: TagPatternError.self) { try TagPattern(pattern) }
+        #expect(throws: PatternError.self) { try TagPattern(pattern) }
     }
 
     @Test("Many `**` parts against a long name stay fast (no exponential backtracking)")

@@ -2,6 +2,7 @@ import Foundation
 import NFLoggerTesting
 import Testing
 @_spi(NFLogShared) @testable import NFLogger
+@_spi(NFLogShared) import NFLogSupport
 
 @Suite("Transactions: use cases whose id travels to the app's backend")
 struct TransactionTests {

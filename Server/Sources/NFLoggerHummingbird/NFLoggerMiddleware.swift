@@ -2,6 +2,7 @@ import Foundation
 public import Hummingbird
 import HTTPTypes
 @_spi(NFLogShared) public import NFLogger
+@_spi(NFLogShared) import NFLogSupport
 import NFLoggerInstrumentation
 import Tracing
 

@@ -4,6 +4,8 @@
 @_spi(NFLogShared) public enum EventNameRules {
     @_spi(NFLogShared) public static let maxNameBytes = 256
     @_spi(NFLogShared) public static let maxTypeBytes = 64
+    /// A parameter's key (and an aggregate rule's dimension) is 1…this many bytes of UTF-8.
+    @_spi(NFLogShared) public static let maxParameterKeyBytes = 256
 
     @inline(__always)
     @_spi(NFLogShared) public static func isPartByte(_ byte: UInt8) -> Bool {

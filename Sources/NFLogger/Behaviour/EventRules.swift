@@ -1,3 +1,5 @@
+@_spi(NFLogShared) import NFLogSupport
+
 /// Which events are recorded, by name: lists of tag patterns over dot-separated names, with
 /// fluentd's semantics.
 ///
@@ -31,7 +33,7 @@ public struct EventRules: Sendable, Equatable, CustomStringConvertible {
         self.allow = try Self.parse(allow)
         self.deny = try Self.parse(deny)
         var rules: [SamplingRule] = []
-        for (pattern, rate) in sampling { rules.append(SamplingRule(pattern: try TagPattern(pattern), rate: rate)) }
+        for (pattern, rate) in sampling { rules.append(SamplingRule(pattern: try TagPattern(checking: pattern), rate: rate)) }
         self.sampling = rules
     }
 
@@ -47,7 +49,7 @@ public struct EventRules: Sendable, Equatable, CustomStringConvertible {
     private static func parse(_ texts: [String]) throws(TagPatternError) -> [TagPattern] {
         var patterns: [TagPattern] = []
         patterns.reserveCapacity(texts.count)
-        for text in texts { patterns.append(try TagPattern(text)) }
+        for text in texts { patterns.append(try TagPattern(checking: text)) }
         return patterns
     }
 
@@ -66,16 +68,4 @@ public struct EventRules: Sendable, Equatable, CustomStringConvertible {
         sampling.first { $0.pattern.matches(name) }?.rate ?? 1
     }
 
-}
-
-/// A share of installs (0…1) that record events whose names match a pattern.
-struct SamplingRule: Sendable, Equatable {
-    let pattern: TagPattern
-    /// 0 records nothing, 1 everything. Values outside 0…1 are clamped; NaN counts as 1.
-    let rate: Double
-
-    init(pattern: TagPattern, rate: Double) {
-        self.pattern = pattern
-        self.rate = rate.isNaN ? 1 : min(1, max(0, rate))
-    }
 }

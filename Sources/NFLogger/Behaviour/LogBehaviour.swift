@@ -1,3 +1,5 @@
+@_spi(NFLogShared) import NFLogSupport
+
 /// What a behaviour decides about a logging call.
 enum Admission: Equatable, Sendable {
     /// Validate the rest and store it.

@@ -1,3 +1,5 @@
+@_spi(NFLogShared) import NFLogSupport
+
 /// How the SDK treats new events. Chosen in ``Configuration/mode`` and changeable at runtime
 /// through ``NFLogger/mode``.
 public enum LogMode: Sendable, Equatable, CustomStringConvertible {

@@ -1,3 +1,5 @@
+@_spi(NFLogShared) import NFLogSupport
+
 /// Only events the allow list selects are recorded (and not denied, sampled out or inside a
 /// privacy zone); the rest complete with ``LogStatus/filtered(_:)``. The end of a span follows its
 /// start: once a start was recorded, its end is recorded too, so a span is never left

@@ -1,3 +1,5 @@
+@_spi(NFLogShared) import NFLogSupport
+
 /// A tag pattern that cannot be used, with the reason.
 public struct TagPatternError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The pattern as given.
@@ -6,4 +8,20 @@ public struct TagPatternError: Error, Sendable, Equatable, CustomStringConvertib
     public let reason: String
 
     public var description: String { "invalid tag pattern \"\(pattern)\": \(reason)" }
+
+    init(pattern: String, reason: String) {
+        self.pattern = pattern
+        self.reason = reason
+    }
+
+    init(_ error: PatternError) {
+        self.init(pattern: error.pattern, reason: error.reason)
+    }
+}
+
+extension TagPattern {
+    /// Parses a pattern, with the SDK's public error.
+    init(checking text: String) throws(TagPatternError) {
+        do { self = try TagPattern(text) } catch { throw TagPatternError(error) }
+    }
 }

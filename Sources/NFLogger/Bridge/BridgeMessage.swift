@@ -1,4 +1,5 @@
 import Foundation
+@_spi(NFLogShared) import NFLogSupport
 
 /// One message from a page, checked field by field (docs/BRIDGE.md): a known call with exactly
 /// the fields it takes, each of the right type. Parameters are checked as a native call's are.

@@ -1,5 +1,6 @@
 public import Foundation
 import Logging
+@_spi(NFLogShared) import NFLogSupport
 
 extension Configuration {
     /// A week: longer idle timeouts are almost certainly a unit mistake.
@@ -50,7 +51,7 @@ extension Configuration {
         } catch {
             throw .invalidJSON(path: path, reason: (error as NSError).localizedDescription)
         }
-        try self.init(fields: FieldReader(object, prefix: ""), baseDirectory: fileURL.deletingLastPathComponent())
+        try self.init(fields: FieldReader(object, failure: ConfigurationError.init), baseDirectory: fileURL.deletingLastPathComponent())
     }
 
     private init(fields: FieldReader<ConfigurationError>, baseDirectory: URL) throws(ConfigurationError) {
@@ -108,7 +109,7 @@ extension Configuration {
                 guard value.isFinite, value >= 0, value <= 3.2e7 else { throw .invalidField("limits.max_event_age_s", reason: "must be between 60 and 32000000 seconds") }
                 self.limits.maxEventAge = value
             }
-            if let value = try limits.seconds("span_timeout_s") { self.limits.spanTimeout = value }
+            if let value = try limits.seconds("span_timeout_s", atMost: Self.maxIdleTimeoutSeconds) { self.limits.spanTimeout = value }
         }
         if let key = try fields.string("policy_public_key") {
             guard let raw = Data(base64Encoded: key), raw.count == 32 else {
@@ -116,7 +117,7 @@ extension Configuration {
             }
             policyOptions.publicKey = raw
         }
-        if let interval = try fields.seconds("policy_refresh_interval_s") { policyOptions.refreshInterval = interval }
+        if let interval = try fields.seconds("policy_refresh_interval_s", atMost: Self.maxIdleTimeoutSeconds) { policyOptions.refreshInterval = interval }
         if let keyPath = try fields.string("encryption_key_file") {
             encryptionKey = try EncryptionKey(contentsOf: resolve(keyPath))
         }
@@ -128,16 +129,16 @@ extension Configuration {
             try upload.rejectUnknown(["interval_s", "count_threshold", "batch_max_events", "batch_max_bytes", "gzip_level",
                                       "max_concurrent_uploads", "initial_backoff_s", "max_backoff_s", "refused_backoff_s",
                                       "request_timeout_s"])
-            if let value = try upload.seconds("interval_s") { self.upload.interval = value }
+            if let value = try upload.seconds("interval_s", atMost: Self.maxIdleTimeoutSeconds) { self.upload.interval = value }
             if let value = try upload.integer("count_threshold") { self.upload.countThreshold = value }
             if let value = try upload.integer("batch_max_events") { self.upload.batchMaxEvents = value }
             if let value = try upload.integer("batch_max_bytes") { self.upload.batchMaxBytes = value }
             if let value = try upload.integer("gzip_level") { self.upload.gzipLevel = value }
             if let value = try upload.integer("max_concurrent_uploads") { self.upload.maxConcurrentUploads = value }
-            if let value = try upload.seconds("initial_backoff_s") { self.upload.initialBackoff = value }
-            if let value = try upload.seconds("max_backoff_s") { self.upload.maxBackoff = value }
-            if let value = try upload.seconds("refused_backoff_s") { self.upload.refusedBackoff = value }
-            if let value = try upload.seconds("request_timeout_s") { self.upload.requestTimeout = value }
+            if let value = try upload.seconds("initial_backoff_s", atMost: Self.maxIdleTimeoutSeconds) { self.upload.initialBackoff = value }
+            if let value = try upload.seconds("max_backoff_s", atMost: Self.maxIdleTimeoutSeconds) { self.upload.maxBackoff = value }
+            if let value = try upload.seconds("refused_backoff_s", atMost: Self.maxIdleTimeoutSeconds) { self.upload.refusedBackoff = value }
+            if let value = try upload.seconds("request_timeout_s", atMost: Self.maxIdleTimeoutSeconds) { self.upload.requestTimeout = value }
         }
         if let pattern = try fields.string("collector_pattern") { collectorPattern = pattern }
         for entry in try fields.objects("outputs") ?? [] {
@@ -173,8 +174,13 @@ extension Configuration {
     }
 }
 
-extension ConfigurationError: FieldReaderError {
-    static func missing(_ field: String) -> ConfigurationError { .missingField(field) }
-    static func invalid(_ field: String, _ reason: String) -> ConfigurationError { .invalidField(field, reason: reason) }
-    static func unknown(_ field: String) -> ConfigurationError { .unknownField(field) }
+extension ConfigurationError {
+    /// What the shared field reader found, as this error.
+    init(_ problem: FieldProblem) {
+        switch problem {
+        case .missing(let field): self = .missingField(field)
+        case .invalid(let field, let reason): self = .invalidField(field, reason: reason)
+        case .unknown(let field): self = .unknownField(field)
+        }
+    }
 }

@@ -1,3 +1,5 @@
+@_spi(NFLogShared) import NFLogSupport
+
 extension Configuration {
     /// The longest filter name, in bytes.
     static let maxFilterNameBytes = 64

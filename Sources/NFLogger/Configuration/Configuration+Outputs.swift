@@ -1,3 +1,5 @@
+@_spi(NFLogShared) import NFLogSupport
+
 extension Configuration {
     /// The id of the collector at ``uploadURL`` among the outputs.
     static let collectorOutputID = "collector"
@@ -30,11 +32,5 @@ extension Configuration {
         }
     }
 
-    static func isValidOutputID(_ id: String) -> Bool {
-        let bytes = id.utf8
-        return (1...64).contains(bytes.count) && bytes.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
-        }
-    }
+    static func isValidOutputID(_ id: String) -> Bool { PolicyDocument.isValidOutputID(id) }
 }

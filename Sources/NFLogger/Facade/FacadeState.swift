@@ -1,4 +1,5 @@
 import Atomics
+@_spi(NFLogShared) import NFLogSupport
 
 /// Everything a logging call reads before it decides, kept under one lock in the facade: the
 /// behaviour (built from the modes and the policy), and the privacy-zone verdict for the app's

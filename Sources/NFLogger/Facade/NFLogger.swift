@@ -1,7 +1,7 @@
 import Dispatch
 public import Foundation
 import Logging
-@_spi(NFLogShared) import NFLogSupport
+@_spi(NFLogShared) public import NFLogSupport
 
 /// The SDK's facade: log point events and spans, switch modes, mark the app's background and
 /// foreground.

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(NFLogShared) import NFLogSupport
 
 /// The configured ``EventFilter``s, applied to a drained batch on the RequestManager's queue,
 /// before the aggregator folds it and the database writes it.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+@_spi(NFLogShared) import NFLogSupport
 
 /// The configured ``BestEffortOutput``s, each with its pattern and a serial queue of its own: after
 /// a drain's write commits, each is handed the events it matches that were recorded (or that no

@@ -1,3 +1,5 @@
+@_spi(NFLogShared) import NFLogSupport
+
 /// The durable outputs a logger was configured with, as storage sees them: whether the collector
 /// keeps a queue, with its pattern, and the others by id.
 struct DurableOutputSet: Sendable {

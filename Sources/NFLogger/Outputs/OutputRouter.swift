@@ -1,3 +1,5 @@
+@_spi(NFLogShared) import NFLogSupport
+
 /// Which durable outputs take an event, by its name: the collector at `upload_url` if its
 /// pattern matches, and the other durable outputs (by their numbers in the database) whose
 /// patterns match, leaving out those the policy disabled (`outputs.disabled`).

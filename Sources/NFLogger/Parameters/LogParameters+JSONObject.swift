@@ -1,4 +1,5 @@
 import Foundation
+@_spi(NFLogShared) import NFLogSupport
 
 extension Dictionary where Key == String, Value == any LogValueConvertible {
     /// Converts a dictionary from `JSONSerialization` (or any `[String: Any]` of JSON values)
@@ -79,10 +80,4 @@ enum JSONObjectConversion {
             return .integer(number.int64Value)
         }
     }
-}
-
-extension NSNumber {
-    /// The class Foundation uses for boolean NSNumbers (`__NSCFBoolean` on every platform): what
-    /// tells `true` from `1` in JSON that `JSONSerialization` decoded.
-    static let booleanClass: AnyClass = type(of: NSNumber(value: true))
 }

@@ -6,7 +6,7 @@ struct ParameterEncoder: Sendable {
     /// The largest encoded object accepted, in bytes.
     let maxBytes: Int
     static let maxDepth = 32
-    static let maxKeyBytes = 256
+    static let maxKeyBytes = EventNameRules.maxParameterKeyBytes
 
     /// Returns the JSON encoding, or `nil` for no parameters.
     func encode(_ parameters: LogParameters) throws(NFLoggerError) -> [UInt8]? {

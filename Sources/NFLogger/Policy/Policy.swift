@@ -1,4 +1,5 @@
 public import Foundation
+@_spi(NFLogShared) public import NFLogSupport
 
 /// An operator's policy, downloaded from the collector: which mode the SDK runs in, which events
 /// it records and samples, how it uploads, how much it may store, where it must not record.
@@ -7,29 +8,18 @@ public import Foundation
 /// value in force. Policies/README.md documents each field with its default and range.
 public struct Policy: Sendable, Equatable {
     /// The policy format this SDK reads.
-    static let supportedVersion = 1
+    static var supportedVersion: Int { PolicyDocument.supportedVersion }
     /// The largest policy document accepted, in bytes.
-    static let maxBytes = 64 * 1024
+    static var maxBytes: Int { PolicyDocument.maxBytes }
 
     /// The `mode` field as written; ``mode`` is what it means to the facade.
-    enum Mode: String, Sendable, Equatable {
-        case disabled, active, specific
-    }
-
+    typealias Mode = PolicyDocument.Mode
     /// Upload settings the policy overrides (``Configuration/Upload``).
-    struct Upload: Sendable, Equatable {
-        var interval: TimeInterval?
-        var batchMaxEvents: Int?
-        var batchMaxBytes: Int?
-        var gzipLevel: Int?
-    }
-
+    typealias Upload = PolicyDocument.Upload
     /// How much the on-device database may hold before the oldest events are dropped.
-    struct Database: Sendable, Equatable {
-        var maxRows: Int?
-        var maxBytes: Int?
-        var maxAge: TimeInterval?
-    }
+    typealias Database = PolicyDocument.Database
+    /// A priority for the events a pattern matches.
+    typealias PriorityRule = PolicyDocument.PriorityRule
 
     public let version: Int
     let kind: Mode
@@ -41,12 +31,6 @@ public struct Policy: Sendable, Equatable {
     /// `rules.aggregate`: events folded into aggregates instead of stored one by one (the first
     /// rule whose pattern matches).
     let aggregates: [AggregateRule]
-
-    /// A priority for the events a pattern matches.
-    struct PriorityRule: Sendable, Equatable {
-        let pattern: TagPattern
-        let priority: Int
-    }
     let upload: Upload
     let database: Database
     /// A span still open after this long (seconds) is closed as abandoned.
@@ -89,9 +73,38 @@ public struct Policy: Sendable, Equatable {
         expiresAt.map { $0 <= now } ?? false
     }
 
-    static func format(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
+    /// Parses and validates a policy document. Nothing about it is applied here.
+    ///
+    /// - Parameter data: the policy document (UTF-8 JSON).
+    /// - Parameter now: expired policies (`expires_at` ≤ now) are refused.
+    /// - Throws: ``PolicyError`` for the first problem: too large, not JSON, an unknown or
+    ///   mistyped field, a value out of range, a bad pattern, an unknown mode, expired.
+    public static func parse(_ data: Data, now: Date = Date()) throws(PolicyError) -> Policy {
+        do {
+            return Policy(try PolicyDocument.parse(data, now: now))
+        } catch {
+            throw PolicyError(error)
+        }
     }
+
+    /// The SDK's view of a parsed document (the wire contract's parser is NFLogSupport's, shared
+    /// with the collector).
+    init(_ document: PolicyDocument) {
+        version = document.version
+        kind = document.mode
+        rules = EventRules(allow: document.allow, deny: document.deny, sampling: document.sampling)
+        priorities = document.priorities
+        aggregates = document.aggregates
+        upload = document.upload
+        database = document.database
+        spanTimeout = document.spanTimeout
+        refreshInterval = document.refreshInterval
+        minimumSDKVersion = document.minimumSDKVersion
+        privacyZones = document.privacyZones
+        automatic = document.automatic
+        disabledOutputs = document.disabledOutputs
+        expiresAt = document.expiresAt
+    }
+
+    static func format(_ date: Date) -> String { PolicyDocument.format(date) }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+@_spi(NFLogShared) import NFLogSupport
 
 /// Why a policy document was refused: it came, but is not one this SDK may apply. The last good
 /// policy stays in force. Something for whoever writes the policy to fix; an app can only report
@@ -30,16 +31,38 @@ public enum PolicyError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .invalidJSON(let reason): "the policy is not valid JSON: \(reason)"
-        case .invalidField(let field, let reason): "policy field \"\(field)\" \(reason)"
-        case .unknownField(let field): "the policy has an unknown field \"\(field)\""
-        case .unsupportedVersion(let version): "policy version \(version) is not supported (this SDK reads version \(Policy.supportedVersion))"
-        case .unknownMode(let mode): "unknown policy mode \"\(mode)\" (disabled, active or specific)"
-        case .invalidPattern(let field, let error): "policy field \"\(field)\": \(error)"
-        case .tooLarge(let bytes): "the policy is \(bytes) bytes; the limit is \(Policy.maxBytes)"
-        case .expired(let date): "the policy expired at \(Policy.format(date))"
         case .unsigned: "the policy is not signed, and a signing key is configured"
         case .badSignature: "the policy's signature does not verify"
+        default: documentError.map(\.description) ?? ""
+        }
+    }
+
+    /// The parser's error, case for case (the signature's two cases are the SDK's own).
+    init(_ error: PolicyDocumentError) {
+        switch error {
+        case .invalidJSON(let reason): self = .invalidJSON(reason)
+        case .invalidField(let field, let reason): self = .invalidField(field, reason: reason)
+        case .unknownField(let field): self = .unknownField(field)
+        case .unsupportedVersion(let version): self = .unsupportedVersion(version)
+        case .unknownMode(let mode): self = .unknownMode(mode)
+        case .invalidPattern(let field, let error): self = .invalidPattern(field: field, TagPatternError(error))
+        case .tooLarge(let bytes): self = .tooLarge(bytes: bytes)
+        case .expired(let date): self = .expired(date)
+        }
+    }
+
+    /// The parser's error this one came from; `nil` for the signature's cases.
+    private var documentError: PolicyDocumentError? {
+        switch self {
+        case .invalidJSON(let reason): .invalidJSON(reason)
+        case .invalidField(let field, let reason): .invalidField(field, reason: reason)
+        case .unknownField(let field): .unknownField(field)
+        case .unsupportedVersion(let version): .unsupportedVersion(version)
+        case .unknownMode(let mode): .unknownMode(mode)
+        case .invalidPattern(let field, let error): .invalidPattern(field: field, PatternError(pattern: error.pattern, reason: error.reason))
+        case .tooLarge(let bytes): .tooLarge(bytes: bytes)
+        case .expired(let date): .expired(date)
+        case .unsigned, .badSignature: nil
         }
     }
 }

@@ -1,3 +1,5 @@
+@_spi(NFLogShared) import NFLogSupport
+
 /// The limits the Pruner enforces: the configuration's, with the policy's `database` and
 /// `span_timeout_s` on top when a policy is in force.
 struct StorageLimits: Sendable, Equatable {

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 @_spi(NFLogShared) import NFLogSupport
-import NFLogger
 
 /// Finds the policy to serve an app: `DIR/<app>.json`, else `DIR/default.json`. Files are read on
 /// every request, so an operator's edit takes effect at once, without a restart.
@@ -34,7 +33,7 @@ struct PolicyFiles: Sendable {
             let data: Data
             do { data = try handle.read(upToCount: Self.maxBytes + 1) ?? Data() } catch { throw PolicyFileError.unreadable(name) }
             guard data.count <= Self.maxBytes else { throw PolicyFileError.tooLarge(name) }
-            do { _ = try Policy.parse(data) } catch { throw PolicyFileError.invalid(name, error.description) }
+            do { _ = try PolicyDocument.parse(data) } catch { throw PolicyFileError.invalid(name, error.description) }
             // Read after the bytes: an edit in between dates these bytes later than they are, never earlier.
             let modified = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date
             return Served(name: name, data: data, modified: modified)

@@ -1,19 +1,13 @@
 public import Foundation
 
-extension PolicyError: FieldReaderError {
-    static func missing(_ field: String) -> PolicyError { .invalidField(field, reason: "is required") }
-    static func invalid(_ field: String, _ reason: String) -> PolicyError { .invalidField(field, reason: reason) }
-    static func unknown(_ field: String) -> PolicyError { .unknownField(field) }
-}
-
-extension Policy {
+extension PolicyDocument {
     /// Parses and validates a policy document. Nothing about it is applied here.
     ///
     /// - Parameter data: the policy document (UTF-8 JSON).
     /// - Parameter now: expired policies (`expires_at` ≤ now) are refused.
-    /// - Throws: ``PolicyError`` for the first problem: too large, not JSON, an unknown or
+    /// - Throws: ``PolicyDocumentError`` for the first problem: too large, not JSON, an unknown or
     ///   mistyped field, a value out of range, a bad pattern, an unknown mode, expired.
-    public static func parse(_ data: Data, now: Date = Date()) throws(PolicyError) -> Policy {
+    @_spi(NFLogShared) public static func parse(_ data: Data, now: Date = Date()) throws(PolicyDocumentError) -> PolicyDocument {
         guard data.count <= maxBytes else { throw .tooLarge(bytes: data.count) }
         // UTF-8 only: the cache stores the text, and the protocol says so.
         guard String(data: data, encoding: .utf8) != nil, !data.starts(with: [0xFE, 0xFF]), !data.starts(with: [0xFF, 0xFE]) else {
@@ -22,20 +16,20 @@ extension Policy {
         let object: [String: Any]
         do {
             guard let parsed = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-                throw PolicyError.invalidJSON("the top level must be an object")
+                throw PolicyDocumentError.invalidJSON("the top level must be an object")
             }
             object = parsed
-        } catch let error as PolicyError {
+        } catch let error as PolicyDocumentError {
             throw error
         } catch {
             throw .invalidJSON((error as NSError).localizedDescription)
         }
-        let policy = try Policy(FieldReader<PolicyError>(object))
+        let policy = try PolicyDocument(FieldReader(object, failure: PolicyDocumentError.init))
         if let expiry = policy.expiresAt, expiry <= now { throw .expired(expiry) }
         return policy
     }
 
-    private init(_ fields: FieldReader<PolicyError>) throws(PolicyError) {
+    private init(_ fields: FieldReader<PolicyDocumentError>) throws(PolicyDocumentError) {
         try fields.rejectUnknown(["version", "mode", "rules", "upload", "database", "span_timeout_s",
                                   "refresh_interval_s", "min_sdk_version", "privacy_zones", "expires_at", "auto", "outputs"])
         guard let version = try fields.integer("version") else { throw .missing("version") }
@@ -43,7 +37,7 @@ extension Policy {
         self.version = version
         let modeName = try fields.requiredString("mode")
         guard let mode = Mode(rawValue: modeName) else { throw .unknownMode(modeName) }
-        self.kind = mode
+        self.mode = mode
 
         var allow: [TagPattern] = [], deny: [TagPattern] = [], sampling: [SamplingRule] = []
         var priorities: [PriorityRule] = []
@@ -65,7 +59,7 @@ extension Policy {
             allow = try Self.patterns(rules, "allow")
             deny = try Self.patterns(rules, "deny")
             if let entries = try rules.objects("sampling") {
-                for (index, entry) in entries.enumerated() {
+                for entry in entries {
                     try entry.rejectUnknown(["pattern", "rate"])
                     let text = try entry.requiredString("pattern")
                     let pattern: TagPattern
@@ -73,7 +67,6 @@ extension Policy {
                     guard let rate = try entry.number("rate") else { throw .missing(entry.path("rate")) }
                     guard (0...1).contains(rate) else { throw .invalid(entry.path("rate"), "must be between 0 and 1") }
                     sampling.append(SamplingRule(pattern: pattern, rate: rate))
-                    _ = index
                 }
             }
         }
@@ -87,7 +80,9 @@ extension Policy {
         if mode == .specific && allow.isEmpty {
             throw .invalid("rules.allow", "must list at least one pattern in specific mode (an empty list would record nothing)")
         }
-        rules = EventRules(allow: allow, deny: deny, sampling: sampling)
+        self.allow = allow
+        self.deny = deny
+        self.sampling = sampling
         self.priorities = priorities
         self.aggregates = aggregates
 
@@ -148,7 +143,7 @@ extension Policy {
         if let fields = try fields.object("outputs") {
             try fields.rejectUnknown(["disabled"])
             for (index, id) in (try fields.stringArray("disabled") ?? []).enumerated() {
-                guard Configuration.isValidOutputID(id) else {
+                guard Self.isValidOutputID(id) else {
                     throw .invalid("outputs.disabled[\(index)]", "must be an output id: 1–64 characters from a–z, 0–9, _, - and .")
                 }
                 disabledOutputs.insert(id)
@@ -166,7 +161,7 @@ extension Policy {
         }
     }
 
-    private static func patterns(_ fields: FieldReader<PolicyError>, _ key: String) throws(PolicyError) -> [TagPattern] {
+    private static func patterns(_ fields: FieldReader<PolicyDocumentError>, _ key: String) throws(PolicyDocumentError) -> [TagPattern] {
         guard let texts = try fields.stringArray(key) else { return [] }
         var patterns: [TagPattern] = []
         for (index, text) in texts.enumerated() {
@@ -177,22 +172,19 @@ extension Policy {
         return patterns
     }
 
-    private static func integer(_ fields: FieldReader<PolicyError>, _ key: String, _ range: ClosedRange<Int>) throws(PolicyError) -> Int? {
+    private static func integer(_ fields: FieldReader<PolicyDocumentError>, _ key: String, _ range: ClosedRange<Int>) throws(PolicyDocumentError) -> Int? {
         guard let value = try fields.integer(key) else { return nil }
         guard range.contains(value) else { throw .invalid(fields.path(key), "must be between \(range.lowerBound) and \(range.upperBound)") }
         return value
     }
 
-    private static func seconds(_ fields: FieldReader<PolicyError>, _ key: String, _ range: ClosedRange<Int>) throws(PolicyError) -> TimeInterval? {
+    private static func seconds(_ fields: FieldReader<PolicyDocumentError>, _ key: String, _ range: ClosedRange<Int>) throws(PolicyDocumentError) -> TimeInterval? {
         guard let value = try fields.number(key) else { return nil }
         guard (Double(range.lowerBound)...Double(range.upperBound)).contains(value) else {
             throw .invalid(fields.path(key), "must be between \(range.lowerBound) and \(range.upperBound) seconds")
         }
         return value
     }
-
-    /// The most pattern alternatives (after brace expansion) one policy may hold.
-    static let maxAlternatives = 4_096
 
     static func parseDate(_ text: String) -> Date? {
         // ICU, under ISO8601DateFormatter, is lenient (`2030-1-1T0:0:0Z`, 40-digit years), misreads
@@ -229,7 +221,7 @@ extension Policy {
     }
 
     /// `rules.aggregate`: which events are folded into aggregates, per window and dimensions.
-    private static func aggregateRules(_ rules: FieldReader<PolicyError>) throws(PolicyError) -> [AggregateRule] {
+    private static func aggregateRules(_ rules: FieldReader<PolicyDocumentError>) throws(PolicyDocumentError) -> [AggregateRule] {
         guard let entries = try rules.objects("aggregate") else { return [] }
         guard entries.count <= AggregateRule.maxRules else {
             throw .invalid("rules.aggregate", "must list at most \(AggregateRule.maxRules) rules")
@@ -245,8 +237,8 @@ extension Policy {
             guard dimensions.count <= AggregateRule.maxDimensions else {
                 throw .invalid(entry.path("dimensions"), "must list at most \(AggregateRule.maxDimensions) parameter names")
             }
-            for name in dimensions where name.isEmpty || name.utf8.count > ParameterEncoder.maxKeyBytes {
-                throw .invalid(entry.path("dimensions"), "parameter names must be 1…\(ParameterEncoder.maxKeyBytes) bytes")
+            for name in dimensions where name.isEmpty || name.utf8.count > EventNameRules.maxParameterKeyBytes {
+                throw .invalid(entry.path("dimensions"), "parameter names must be 1…\(EventNameRules.maxParameterKeyBytes) bytes")
             }
             guard Set(dimensions).count == dimensions.count else { throw .invalid(entry.path("dimensions"), "must not repeat a name") }
             let maxSeries = try integer(entry, "max_series", 1...100_000) ?? AggregateRule.defaultMaxSeries

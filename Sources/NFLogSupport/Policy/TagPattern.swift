@@ -1,5 +1,3 @@
-@_spi(NFLogShared) import NFLogSupport
-
 /// A pattern over dot-separated event names, with fluentd's semantics.
 ///
 /// - `a.b` matches exactly `a.b`.
@@ -17,18 +15,18 @@
 /// Invalid patterns (an empty string, an empty part as in `a..b`, `**` inside a part,
 /// unbalanced braces, characters other than letters, digits, `_`, `-`) are rejected when the
 /// pattern is created, never at match time.
-struct TagPattern: Sendable, Hashable, CustomStringConvertible {
+@_spi(NFLogShared) public struct TagPattern: Sendable, Hashable, CustomStringConvertible {
     /// The pattern as written.
-    let text: String
+    @_spi(NFLogShared) public let text: String
     let alternatives: [Alternative]
 
     static let maxLength = 1024
     static let maxAlternatives = 256
 
     /// Parses a pattern.
-    /// - Throws: ``TagPatternError`` saying what is wrong.
-    init(_ text: String) throws(TagPatternError) {
-        func fail(_ reason: String) -> TagPatternError { TagPatternError(pattern: text, reason: reason) }
+    /// - Throws: ``PatternError`` saying what is wrong.
+    @_spi(NFLogShared) public init(_ text: String) throws(PatternError) {
+        func fail(_ reason: String) -> PatternError { PatternError(pattern: text, reason: reason) }
         guard !text.isEmpty else { throw fail("the pattern is empty") }
         guard text.utf8.count <= Self.maxLength else { throw fail("longer than \(Self.maxLength) bytes") }
         var parser = BraceExpander(bytes: Array(text.utf8), limit: Self.maxAlternatives)
@@ -43,15 +41,26 @@ struct TagPattern: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether `name` matches. Names are expected to be valid event names.
-    func matches(_ name: String) -> Bool {
+    @_spi(NFLogShared) public func matches(_ name: String) -> Bool {
         var name = name
         return name.withUTF8 { bytes in alternatives.contains { $0.matches(bytes) } }
     }
 
-    var description: String { text }
+    @_spi(NFLogShared) public var description: String { text }
 
-    static func == (lhs: TagPattern, rhs: TagPattern) -> Bool { lhs.text == rhs.text }
-    func hash(into hasher: inout Hasher) { hasher.combine(text) }
+    @_spi(NFLogShared) public static func == (lhs: TagPattern, rhs: TagPattern) -> Bool { lhs.text == rhs.text }
+    @_spi(NFLogShared) public func hash(into hasher: inout Hasher) { hasher.combine(text) }
+}
+
+/// A pattern that cannot be used, and why. (The SDK's public face of it is `TagPatternError`.)
+@_spi(NFLogShared) public struct PatternError: Error, Sendable, Equatable {
+    @_spi(NFLogShared) public let pattern: String
+    @_spi(NFLogShared) public let reason: String
+
+    @_spi(NFLogShared) public init(pattern: String, reason: String) {
+        self.pattern = pattern
+        self.reason = reason
+    }
 }
 
 /// The reason a pattern was rejected, before the pattern text is attached.

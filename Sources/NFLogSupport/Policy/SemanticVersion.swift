@@ -1,9 +1,9 @@
 /// `MAJOR.MINOR.PATCH`, compared numerically (a missing part counts as 0; pre-release suffixes
 /// such as `-beta` are ignored for the comparison).
-struct SemanticVersion: Comparable, Sendable, CustomStringConvertible {
+@_spi(NFLogShared) public struct SemanticVersion: Comparable, Sendable, CustomStringConvertible {
     let parts: [Int]
 
-    init?(_ text: String) {
+    @_spi(NFLogShared) public init?(_ text: String) {
         let core = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? text
         let pieces = core.split(separator: ".", omittingEmptySubsequences: false)
         guard (1...3).contains(pieces.count) else { return nil }
@@ -17,7 +17,7 @@ struct SemanticVersion: Comparable, Sendable, CustomStringConvertible {
         self.parts = parts
     }
 
-    static func < (lhs: SemanticVersion, rhs: SemanticVersion) -> Bool { lhs.parts.lexicographicallyPrecedes(rhs.parts) }
+    @_spi(NFLogShared) public static func < (lhs: SemanticVersion, rhs: SemanticVersion) -> Bool { lhs.parts.lexicographicallyPrecedes(rhs.parts) }
 
-    var description: String { parts.map(String.init).joined(separator: ".") }
+    @_spi(NFLogShared) public var description: String { parts.map(String.init).joined(separator: ".") }
 }
