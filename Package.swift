@@ -32,6 +32,10 @@ let package = Package(
         // The wire contract and the SQLite and gzip code the SDK and the collector share. A product
         // only so that Server/ can link it: its declarations are SPI (`@_spi(NFLogShared)`), not API.
         .library(name: "NFLogSupport", targets: ["NFLogSupport"]),
+        // What both packages' test suites share (temporary directories, child processes, a held
+        // SQLite write lock, completion logs, the hang limit). Not for apps: a product only so
+        // that Server/'s tests can link it.
+        .library(name: "NFLogTestSupport", targets: ["NFLogTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),  // LogEvent
@@ -87,10 +91,11 @@ let package = Package(
             ],
             swiftSettings: libraryFeatures
         ),
+        .target(name: "NFLogTestSupport", dependencies: ["NFLogger", "NFLogSupport"], path: "Tests/NFLogTestSupport"),
         .testTarget(
             name: "NFLoggerTests",
             dependencies: [
-                "NFLogger", "NFLogSupport", "NFLoggerTesting", "CSQLite",
+                "NFLogger", "NFLogSupport", "NFLoggerTesting", "NFLogTestSupport", "CSQLite",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),  // SwiftLogOutputTests' captured messages

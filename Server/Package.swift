@@ -183,6 +183,9 @@ let package = Package(
             name: "CollectorTestSupport",
             dependencies: [
                 "NFLogCollector", "NFLogCollectorTesting",
+                // Re-exported: what both packages' suites share (child processes, temporary
+                // directories, the hang limit, a held SQLite write lock, completion logs).
+                .product(name: "NFLogTestSupport", package: "NFLogger"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
@@ -206,6 +209,7 @@ let package = Package(
             "NFLogCollectorTesting", "NFLogCollector", "nflog-crash-child", "FaultProxy", "nflog-fault-proxy", "nflog-collector",
             "nflog-demo",  // DashboardTests fill a collector with it, and run it with --keep-running
             "CollectorTestSupport",
+            .product(name: "NFLogTestSupport", package: "NFLogger"),
             .product(name: "NFLogger", package: "NFLogger"),
             .product(name: "NFLogSupport", package: "NFLogger"),
             .product(name: "Crypto", package: "swift-crypto"),

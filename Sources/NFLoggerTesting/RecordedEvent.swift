@@ -13,9 +13,9 @@ public import NFLogger
 public struct RecordedEvent: Sendable, Hashable, Identifiable {
     /// What an event records: a moment, or something that took time.
     public enum Kind: String, Sendable, Hashable {
-        /// Something happened (`NFLogger.logEvent(name:type:parameters:completion:)`).
+        /// Something happened (`NFLogger.logEvent(name:type:parameters:in:completion:)`).
         case point
-        /// Something took time, from `NFLogger.startEvent(name:type:parameters:completion:)`
+        /// Something took time, from `NFLogger.startEvent(name:type:parameters:in:completion:)`
         /// to its end. Only ended spans are uploaded.
         case span
     }

@@ -3,6 +3,7 @@ import NFLoggerTesting
 @_spi(NFLogShared) import NFLogSupport
 import Testing
 @testable import NFLogger
+import NFLogTestSupport
 
 @Suite("Aggregation: events folded per name, window and series")
 struct AggregationTests {

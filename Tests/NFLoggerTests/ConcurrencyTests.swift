@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 @testable import NFLogger
 import NFLoggerTesting
+import NFLogTestSupport
 
 @Suite("Concurrent logging")
 struct ConcurrencyTests {
@@ -27,7 +28,7 @@ struct ConcurrencyTests {
         }
         // Awaited, not timed: the uploads' answers get their turns between the writes. A queue
         // held by the drain would answer two uploads and then nothing until the flood stops.
-        let deadline = ContinuousClock.now + .seconds(hangSeconds)
+        let deadline = ContinuousClock.now + .seconds(hangLimitSeconds)
         while transport.batches.filter(\.isAccepted).count < 20 && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NFLogger
+import NFLogTestSupport
 
 @Suite("Configuration files")
 struct ConfigurationFileTests {

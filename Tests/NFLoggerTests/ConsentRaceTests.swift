@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import NFLogger
+import NFLogTestSupport
 
 // Consent changed while threads log: what survives a denial, and who agrees afterwards.
 

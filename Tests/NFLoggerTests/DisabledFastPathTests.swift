@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import NFLogger
+import NFLogTestSupport
 
 // The Disabled fast path and mode switches at runtime: which calls a switch lets through, under threads.
 

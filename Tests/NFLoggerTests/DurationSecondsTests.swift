@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import NFLogger
+import NFLogTestSupport
 
 // Durations in seconds at their extremes: saturating, or refused with the field's name.
 

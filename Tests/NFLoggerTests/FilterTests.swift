@@ -5,6 +5,7 @@ import NFLoggerTesting
 import Synchronization
 import Testing
 @testable import NFLogger
+import NFLogTestSupport
 
 /// A filter made of a closure, for the tests.
 private struct ClosureFilter: EventFilter {
@@ -35,7 +36,7 @@ private final class Gate: Sendable {
     var filter: ClosureFilter {
         ClosureFilter("gate", pattern: "gate") { [self] event in
             entered.signal()
-            _ = semaphore.wait(timeout: .now() + hangSeconds)
+            _ = semaphore.wait(timeout: .now() + hangLimitSeconds)
             return [event]
         }
     }
@@ -44,7 +45,7 @@ private final class Gate: Sendable {
     func waitUntilEntered() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
-                _ = self.entered.wait(timeout: .now() + hangSeconds)
+                _ = self.entered.wait(timeout: .now() + hangLimitSeconds)
                 continuation.resume()
             }
         }
@@ -378,7 +379,7 @@ struct FilterTests {
             ClosureFilter("where") { event in
                 // On the caller's thread, the call could not have returned yet: this would wait
                 // until the hang bound and fail.
-                let callReturnedFirst = returned.wait(timeout: .now() + hangSeconds) == .success
+                let callReturnedFirst = returned.wait(timeout: .now() + hangLimitSeconds) == .success
                 seen.withLock { $0 = (DispatchQueue.getSpecific(key: callerKey) != nil, callReturnedFirst) }
                 return [event]
             },

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NFLogger
+import NFLogTestSupport
 
 @Suite("JSONLinesOutput: events as JSON Lines in files, synced, rotated, locked")
 struct JSONLinesOutputTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NFLogger
+import NFLogTestSupport
 
 @Suite("Modes and their statuses")
 struct ModeTests {

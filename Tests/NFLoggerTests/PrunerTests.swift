@@ -4,6 +4,7 @@ import Foundation
 import Testing
 @testable import NFLogger
 import NFLoggerTesting
+import NFLogTestSupport
 
 @Suite("The rolling database")
 struct PrunerTests {

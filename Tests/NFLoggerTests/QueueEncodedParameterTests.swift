@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import NFLogger
+import NFLogTestSupport
 
 // Parameters encoded on the writer queue: each failure alone with its key path, the byte bound, the JSON object path's agreement with the encoder.
 

@@ -4,29 +4,9 @@ import Foundation
 import Synchronization
 import Testing
 @testable import NFLogger
+import NFLogTestSupport
 
 // Probes the race and ordering tests share.
-
-/// Holds the database's write lock from a connection of the test's own (as another process
-/// would), so the logger's drain waits in `BEGIN IMMEDIATE` while the test queues calls.
-final class HeldWriteLock: @unchecked Sendable {
-    // @unchecked: the connection is used by the owning test only, one call at a time.
-    private let connection: SQLiteConnection
-    private var held = true
-
-    init(_ url: URL) throws {
-        connection = try SQLiteConnection(path: url.path, busyTimeoutMilliseconds: 5_000)
-        try connection.execute("BEGIN IMMEDIATE")
-    }
-
-    func release() {
-        guard held else { return }
-        held = false
-        try? connection.execute("ROLLBACK")
-    }
-
-    deinit { release() }
-}
 
 /// Statuses in the order their completions ran, each tagged with its call's index.
 final class OrderedArrivals: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import NFLogger
+import NFLogTestSupport
 
 @Suite("The README's integration example")
 struct ReadmeExampleTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import NFLogger
 @_spi(NFLogShared) import NFLogSupport
+import NFLogTestSupport
 
 @Suite("SQLite point and span tables")
 struct StorageTests {

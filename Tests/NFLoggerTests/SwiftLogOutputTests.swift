@@ -3,6 +3,7 @@ import InMemoryLogging
 import Logging
 import Testing
 @testable import NFLogger
+import NFLogTestSupport
 
 @Suite("SwiftLogOutput: events as swift-log messages")
 struct SwiftLogOutputTests {

@@ -3,25 +3,10 @@ import Synchronization
 import Testing
 @testable import NFLogger
 @_spi(NFLogShared) import NFLogSupport
+import NFLogTestSupport
 
-/// How long a test waits for something that must happen before it calls it a hang. Only a bound
-/// on a hang, never a rule about time: a busy machine may take long, and the test still passes.
-let hangSeconds: Double = 300
-
-/// A fresh directory under the system's temporary directory, removed when the value is released.
-final class TemporaryDirectory: Sendable {
-    let url: URL
-
-    init() {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("nflogger-tests-\(UUID().uuidString)", isDirectory: true)
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    var databaseURL: URL { url.appendingPathComponent("events.sqlite") }
-
+extension TemporaryDirectory {
+    /// An SDK configuration for a database in this directory.
     func configuration(mode: LogMode = .active) -> Configuration {
         var configuration = Configuration(databaseURL: databaseURL, appID: "com.example.tests", appVersion: "1.0.0")
         configuration.mode = mode
@@ -58,44 +43,6 @@ struct DatabaseReader {
             rows.append(row)
         }
         return rows
-    }
-}
-
-/// Collects completion statuses from any thread and lets a test wait for a number of them.
-final class StatusLog: Sendable {
-    private struct State {
-        var statuses: [LogStatus] = []
-        var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
-    }
-    private let state = Mutex(State())
-
-    var completion: LogCompletion {
-        { status in self.append(status) }
-    }
-
-    func append(_ status: LogStatus) {
-        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.statuses.append(status)
-            let count = state.statuses.count
-            let ready = state.waiters.filter { $0.0 <= count }.map(\.1)
-            state.waiters.removeAll { $0.0 <= count }
-            return ready
-        }
-        for continuation in ready { continuation.resume() }
-    }
-
-    var statuses: [LogStatus] { state.withLock { $0.statuses } }
-
-    /// Waits until at least `count` statuses have arrived.
-    func wait(for count: Int) async {
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> Bool in
-                if state.statuses.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
-            }
-            if now { continuation.resume() }
-        }
     }
 }
 

@@ -23,15 +23,6 @@ package protocol CollectorUnderTest: Sendable {
     func stop() async
 }
 
-/// How long a test waits for an outcome (a delivery, a row, a closed connection) before calling it
-/// a hang. Not a margin: the outcome is what is checked, and a loaded machine (the suite in
-/// parallel on two cores beside other work) may take many times longer than an idle one; only
-/// something stuck takes this long.
-package let hangLimit: Duration = .seconds(300)
-
-/// ``hangLimit`` in seconds: the request timeout of the tests' HTTP clients, which would otherwise
-/// give up on a collector that a loaded machine makes slow to answer (and send again).
-package let hangLimitSeconds = TimeInterval(hangLimit.components.seconds)
 
 extension TestCollector: CollectorUnderTest {}
 extension RunningCollector: CollectorUnderTest {}

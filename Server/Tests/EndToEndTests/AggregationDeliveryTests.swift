@@ -12,7 +12,7 @@ struct AggregationDeliveryTests {
     @Test("Folded on the device, sent once though a response is lost, stored once; the report's percentiles are within 1% of the exact ones", arguments: StoreKind.all)
     func deliveredOnce(_ kind: StoreKind) async throws {
         let collector = try await kind.startCollector()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         // The first upload reaches the collector, which commits it, and its answer is lost: the
         // same batch goes again and must not be stored twice.
         let transport = FaultInjectingTransport([.dropAfterResponse])

@@ -84,9 +84,9 @@ struct BrowserBridgeTests {
     @Test("A page's flow (a span, taps, one invalid call) and a disallowed iframe: the promises say what happened, and exactly the allowed, valid events reach a real collector once, in the app's session")
     func pageFlow() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         // The iframe's host: another origin, which the app does not allow.
-        let frameLogger = try NFLogger(configuration: configuration(Scratch(), collector: collector.url))
+        let frameLogger = try NFLogger(configuration: configuration(TemporaryDirectory(), collector: collector.url))
         let frameHost = try await PageHost.start(bridge: ScriptBridge(logger: frameLogger), pages: ["frame.html": """
             <!doctype html><html><body>\(Browser.channel)
             <script>

@@ -29,7 +29,7 @@ struct CloseTests {
     @Test("close() cancels the requests on the network: an upload and a policy check that get no answer end at once; the event stays stored")
     func closeCancelsRequests() async throws {
         let transport = HangingTransport()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = Configuration(databaseURL: scratch.databaseURL, appID: "com.example.e2e", appVersion: "1.0")
         configuration.uploadURL = URL(string: "http://127.0.0.1:9/v1/events")
         configuration.policyURL = URL(string: "http://127.0.0.1:9/v1/policy")

@@ -57,7 +57,7 @@ struct CollectorHealthTests {
 
     @Test("A full disk: uploads get 503 with Retry-After, /health says degraded (503) with the reason, the log says why once, not per request")
     func fullDisk() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let collector = try await LimitedCollector(kilobytes: 2_048, database: scratch.url.appendingPathComponent("collector.sqlite"))
         let transport = DefaultHTTPTransport(timeout: hangLimitSeconds)
         defer { transport.shutdown() }

@@ -10,27 +10,6 @@ import Testing
 // Consent through the real collector and real SQLite files: grants and denials that race a
 // held database, a batch in flight, spans across consent, close and the next start.
 
-/// Holds the SDK database's write lock from a connection of the test's own, as another process
-/// sharing the file (an app extension) would.
-private final class WriteLock: @unchecked Sendable {
-    // @unchecked: used by the owning test only, one call at a time.
-    private let connection: SQLiteConnection
-    private var held = true
-
-    init(_ url: URL) throws {
-        connection = try SQLiteConnection(path: url.path, busyTimeoutMilliseconds: 5_000)
-        try connection.execute("BEGIN IMMEDIATE")
-    }
-
-    func release() {
-        guard held else { return }
-        held = false
-        try? connection.execute("ROLLBACK")
-    }
-
-    deinit { release() }
-}
-
 /// Runs SQL on the SDK's database through a connection of the test's own.
 private func execute(_ sql: String, on url: URL) throws {
     let connection = try SQLiteConnection(path: url.path, busyTimeoutMilliseconds: 5_000)
@@ -100,14 +79,14 @@ struct ConsentDeliveryTests {
     @Test("A grant made while another connection holds the database is not lost: held events, and those logged after, are delivered")
     func grantDuringBusyLock() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.initialConsent = .pending
         configuration.limits.busyTimeout = 0  // valid: "0: not at all"
         let logger = try NFLogger(configuration: configuration)
         let before = try #require(await logger.logEvent(name: "held.before").recordedID)
 
-        let lock = try WriteLock(scratch.databaseURL)
+        let lock = try HeldWriteLock(scratch.databaseURL)
         #expect(await logger.setConsent(.granted) == 0)
         lock.release()
         #expect(logger.consent == .granted)
@@ -133,7 +112,7 @@ struct ConsentDeliveryTests {
     @Test("A grant whose release of the held rows fails (SQLite refuses the UPDATE) is not lost: the held events still go once the database accepts writes")
     func grantWhoseReleaseFails() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.initialConsent = .pending
         let logger = try NFLogger(configuration: configuration)
@@ -159,7 +138,7 @@ struct ConsentDeliveryTests {
     @Test("A denial made while another connection holds the database still deletes the held events, once it can, and counts them")
     func denialDuringBusyLock() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.initialConsent = .pending
         configuration.limits.busyTimeout = 0
@@ -167,7 +146,7 @@ struct ConsentDeliveryTests {
         let held = await logEvents(logger, points: 5, prefix: "held")
         #expect(held.count == 5)
 
-        let lock = try WriteLock(scratch.databaseURL)
+        let lock = try HeldWriteLock(scratch.databaseURL)
         let deleted = await logger.setConsent(.denied)
         lock.release()
         let diagnostics = await logger.diagnostics()
@@ -189,7 +168,7 @@ struct ConsentDeliveryTests {
     @Test("A span started with consent and ended while pending, then denied: what its end recorded while pending is not uploaded")
     func spanEndedWhilePendingThenDenied() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
         let (span, started) = await logger.startEvent(name: "checkout.flow", parameters: ["step": 1])
         #expect(started == .recorded(span.id))
@@ -209,7 +188,7 @@ struct ConsentDeliveryTests {
     @Test("Rapid toggling pending → granted → pending → denied without waiting: each event keeps the consent it was logged under")
     func rapidToggling() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
         let outcomes = Outcomes()
         logger.setConsent(.pending, completion: outcomes.consent("c1.pending"))
@@ -241,7 +220,7 @@ struct ConsentDeliveryTests {
     @Test("Denied while a batch of consented events is in flight: that batch is delivered exactly once; the held events are deleted")
     func denialWhileUploadInFlight() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let transport = GatedTransport()
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url, transport: transport))
         let consented = await logEvents(logger, points: 20, prefix: "ok")
@@ -266,7 +245,7 @@ struct ConsentDeliveryTests {
     @Test("Spans across consent: started while pending and ended after granting goes once with its end; started while pending and ended after denial is filtered and deleted")
     func spansAcrossConsent() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.initialConsent = .pending
         let logger = try NFLogger(configuration: configuration)
@@ -295,7 +274,7 @@ struct ConsentDeliveryTests {
     @Test("close() right after setConsent(.denied): the denial is applied and saved before the database closes; its completion runs first")
     func closeRightAfterSetConsent() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.initialConsent = .pending
         let logger = try NFLogger(configuration: configuration)
@@ -322,7 +301,7 @@ struct ConsentDeliveryTests {
     @Test("The consent file: unreadable contents fall back to initialConsent; a file that cannot be saved leaves the choice in force until restart")
     func consentFileFaults() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.initialConsent = .pending
         let file = ConsentFile.fileURL(forDatabase: scratch.databaseURL)
@@ -358,7 +337,7 @@ struct ConsentDeliveryTests {
     @Test("setConsent(.denied) after close(): if the denial is saved (it is), the next start deletes what was held rather than keeping it forever")
     func denialAfterCloseIsReconciledAtStart() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.initialConsent = .pending
         let logger = try NFLogger(configuration: configuration)
@@ -383,7 +362,7 @@ struct ConsentDeliveryTests {
     @Test("Events held under initialConsent .pending are sent once a later start's consent is granted (an app update that drops its consent prompt)")
     func heldEventsReleasedWhenStartingGranted() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.initialConsent = .pending
         let first = try NFLogger(configuration: configuration)

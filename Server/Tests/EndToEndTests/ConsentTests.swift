@@ -5,6 +5,7 @@ import NFLogCollectorTesting
 import Testing
 #if canImport(Glibc)
 import Glibc
+import NFLogTestSupport
 #endif
 
 @Suite("Consent: pending holds events on the device, granted sends them, denied deletes them")
@@ -12,7 +13,7 @@ struct ConsentTests {
     @Test("Pending: events are recorded and nothing is uploaded; granting uploads each exactly once")
     func pendingThenGranted() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.initialConsent = .pending
         let logger = try NFLogger(configuration: configuration)
@@ -35,7 +36,7 @@ struct ConsentTests {
     @Test("Denied after pending: the held events are deleted and counted; those recorded with consent still go; later calls are filtered")
     func pendingThenDenied() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
         let consented = await logEvents(logger, points: 30, prefix: "before")
         logger.consent = .pending
@@ -59,7 +60,7 @@ struct ConsentTests {
     @Test("The app's choice is saved: a new logger starts with it, whatever the configuration's initial consent")
     func persisted() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let first = try NFLogger(configuration: configuration(scratch, collector: collector.url))
         await first.setConsent(.pending)
         let held = await logEvents(first, points: 20)
@@ -81,7 +82,7 @@ struct ConsentTests {
     @Test("The rolling limits apply while pending, and what they drop is counted")
     func limitsWhilePending() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.initialConsent = .pending
         configuration.limits.maxStoredEvents = 100
@@ -100,7 +101,7 @@ struct ConsentTests {
     @Test("kill -9 while pending: every receipted event survives on the device, nothing was sent, and granting delivers each exactly once")
     func killNineWhilePending() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let receipts = scratch.url.appendingPathComponent("receipts.txt").path
         let arguments = ["--db", scratch.databaseURL.path, "--collector", collector.url.absoluteString, "--max-rows", "10000000"]
         let (child, output) = try Child.start(["log", "--receipts", receipts, "--set-consent", "pending"] + arguments)

@@ -56,7 +56,7 @@ enum Executables {
 struct DashboardTests {
     @Test("Headless Chromium over a collector filled by the seeded demo: a wrong token is refused clearly; the first view is the app's data (first to last event, every event, more than one bar); every number shown is the report's, each chart has one mark per value, no console errors, nothing wider than a phone; an app without events shows no data", .enabled(if: Browser.available, "needs chromium, chromium-driver and python3's selenium"))
     func inTheBrowser() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let tokens = scratch.url.appendingPathComponent("tokens.json").path
         // A token for the demo's app and for one that never uploads.
         let keygen = try await Executables.run("nflog-collector", ["keygen", "--read-token", "dev,empty", "--read-tokens", tokens])

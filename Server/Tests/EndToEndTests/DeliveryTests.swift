@@ -47,7 +47,7 @@ struct DeliveryTests {
     @Test("N events logged → exactly N stored, 0 duplicates; the device keeps nothing", arguments: StoreKind.all)
     func exactlyOnce(_ kind: StoreKind) async throws {
         let collector = try await kind.startCollector()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
         let recorded = await logEvents(logger, points: 2_000, spans: 300)
         #expect(recorded.count == 2_300)
@@ -78,7 +78,7 @@ struct DeliveryTests {
     func collectorDownThenUp() async throws {
         let reserved = try ReservedPort()  // nothing listens on it, and nobody else can take it
 
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let logger = try NFLogger(configuration: configuration(scratch, collector: reserved.url))
         let recorded = await logEvents(logger, points: 800, spans: 100)
         let refused = await logger.flush()
@@ -105,7 +105,7 @@ struct DeliveryTests {
             .status(503), .dropBeforeSending, .dropAfterResponse, .status(429, retryAfter: "1"),
             .pass, .status(500), .dropAfterResponse, .pass, .dropBeforeSending, .status(503),
         ])
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url, transport: transport)
         configuration.upload.batchMaxEvents = 100
         configuration.upload.maxConcurrentUploads = 1  // one request at a time, so the order below is exact
@@ -145,7 +145,7 @@ struct DeliveryTests {
     func failedBatchWaitsAlone() async throws {
         let collector = try await TestCollector.start()
         let transport = FaultInjectingTransport([.pass, .dropBeforeSending, .pass, .pass, .status(500), .dropBeforeSending, .pass])
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url, transport: transport)
         configuration.upload.batchMaxEvents = 100
         configuration.upload.maxConcurrentUploads = 1  // one request at a time: the order below is exact
@@ -178,7 +178,7 @@ struct DeliveryTests {
     @Test("A Retry-After outlives the process: a logger started on the same database before it ends sends nothing until then, and says why")
     func retryAfterOutlivesTheProcess() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         // Both loggers read one clock moved by hand: how long closing and reopening takes on this
         // machine does not eat into the wait.
         let clock = ManualClock()
@@ -221,7 +221,7 @@ struct DeliveryTests {
     func batchWaitGrowsWithItsOwnFailures() async throws {
         let collector = try await TestCollector.start()
         let transport = FaultInjectingTransport([.dropBeforeSending, .dropBeforeSending, .dropBeforeSending, .dropBeforeSending])
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url, transport: transport)
         configuration.upload.batchMaxEvents = 100
         // A batch's first failure waits a draw below 5 s. Were the waits counted across batches,
@@ -278,7 +278,7 @@ struct DeliveryTests {
         }
         let collector = try await kind.startCollector()
         let transport = FaultInjectingTransport(faults)
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url, transport: transport)
         configuration.upload.batchMaxEvents = 60
         let logger = try NFLogger(configuration: configuration)
@@ -297,7 +297,7 @@ struct DeliveryTests {
         var collectorConfiguration = CollectorConfiguration()
         collectorConfiguration.maxBodyBytes = 4 * 1024  // a 500-event gzip batch is far bigger
         let collector = try await TestCollector.start(configuration: collectorConfiguration)
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
         let recorded = await logEvents(logger, points: 1_000)
         await deliverAll(logger)
@@ -315,7 +315,7 @@ struct DeliveryTests {
         var collectorConfiguration = CollectorConfiguration()
         collectorConfiguration.json.maxStringBytes = 1_000  // the SDK allows more: this one event cannot pass
         let collector = try await TestCollector.start(configuration: collectorConfiguration)
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
         var recorded = await logEvents(logger, points: 300)
         let poison = await logger.logEvent(name: "poison.event", parameters: ["blob": String(repeating: "x", count: 5_000)])
@@ -342,7 +342,7 @@ struct DeliveryTests {
         var collectorConfiguration = CollectorConfiguration()
         collectorConfiguration.maxEventsPerBatch = 10  // the SDK sends up to 1,000
         let collector = try await TestCollector.start(configuration: collectorConfiguration)
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
         let recorded = await logEvents(logger, points: 40)
         await deliverAll(logger)
@@ -358,7 +358,7 @@ struct DeliveryTests {
         collectorConfiguration.maxEventsPerBatch = 10
         let collector = try await TestCollector.start(configuration: collectorConfiguration)
         let transport = FaultInjectingTransport([.dropBeforeSending, .dropBeforeSending])
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url, transport: transport)
         configuration.upload.batchMaxEvents = 20
         let logger = try NFLogger(configuration: configuration)
@@ -381,7 +381,7 @@ struct DeliveryTests {
         collectorConfiguration.json.maxStringBytes = 1_000
         let collector = try await TestCollector.start(configuration: collectorConfiguration)
         let transport = FaultInjectingTransport([.dropBeforeSending])
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url, transport: transport))
         let poison = await logger.logEvent(name: "poison.event", parameters: ["blob": String(repeating: "x", count: 5_000)])
         let poisonID = try #require(poison.recordedID)
@@ -406,7 +406,7 @@ struct DeliveryTests {
         collectorConfiguration.json.maxStringBytes = 1_000
         let collector = try await TestCollector.start(configuration: collectorConfiguration)
         let transport = ForwardingRecorder()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url, transport: transport))
         _ = await logger.logEvent(name: "poison.event", parameters: ["blob": String(repeating: "x", count: 5_000)])
         _ = await logEvents(logger, points: 2_000)
@@ -422,7 +422,7 @@ struct DeliveryTests {
     @Test("A flush completes once what was stored before it is delivered, even while the app keeps logging", .timeLimit(.minutes(5)))
     func flushIsNotStarved() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
         _ = await logEvents(logger, points: 20)
         let keepLogging = Task {
@@ -442,7 +442,7 @@ struct DeliveryTests {
     @Test("A refused app key pauses uploads and keeps every event")
     func refusedKey() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.appKey = "wrong-key"
         let logger = try NFLogger(configuration: configuration)
@@ -463,7 +463,7 @@ struct DeliveryTests {
     @Test("Nothing is sent while suspended; resume() delivers")
     func suspended() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
         logger.suspend()
         let recorded = await logEvents(logger, points: 40)
@@ -482,7 +482,7 @@ struct DeliveryTests {
     @Test("The count threshold and the interval timer upload without a flush")
     func automaticTriggers() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var byCount = configuration(scratch, collector: collector.url)
         byCount.upload.countThreshold = 100
         let logger = try NFLogger(configuration: byCount)
@@ -490,7 +490,7 @@ struct DeliveryTests {
         try await waitUntil { try await collector.stats().eventsStored >= 200 }
         await logger.close()
 
-        let scratch2 = Scratch()
+        let scratch2 = TemporaryDirectory()
         var timed = configuration(scratch2, collector: collector.url)
         timed.upload.interval = 0.1
         let second = try NFLogger(configuration: timed)
@@ -503,7 +503,7 @@ struct DeliveryTests {
     @Test("Events left by a previous run are sent when the next logger starts")
     func leftoversOnStart() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var offline = configuration(scratch, collector: collector.url)
         offline.uploadURL = nil
         offline.appKey = nil
@@ -528,7 +528,7 @@ struct DeliveryTests {
         }
     }
 
-    func quarantined(_ scratch: Scratch) throws -> [(id: UUID, status: Int, reason: String)] {
+    func quarantined(_ scratch: TemporaryDirectory) throws -> [(id: UUID, status: Int, reason: String)] {
         let connection = try SQLiteConnection(path: scratch.databaseURL.path, busyTimeoutMilliseconds: 1_000)
         let statement = try connection.prepare("SELECT uuid, http_status, reason FROM quarantined_events")
         return try statement.collect { ($0.uuid(at: 0), Int($0.int64(at: 1)), $0.text(at: 2) ?? "") }

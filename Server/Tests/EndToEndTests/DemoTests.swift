@@ -15,7 +15,7 @@ struct FinishedRun {
     let errors: String
     var lines: [String] { output.split(separator: "\n").map(String.init) }
 
-    static func of(_ name: String, _ arguments: [String], in scratch: Scratch, cap: Double) async throws -> FinishedRun {
+    static func of(_ name: String, _ arguments: [String], in scratch: TemporaryDirectory, cap: Double) async throws -> FinishedRun {
         let tag = UUID().uuidString
         let outURL = scratch.url.appendingPathComponent("\(name)-\(tag).out"), errURL = scratch.url.appendingPathComponent("\(name)-\(tag).err")
         _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
@@ -70,7 +70,7 @@ struct DemoTests {
 
     @Test("DEMO.md's fault-proxy walk-through (serve, nflog-fault-proxy --rate 0.3 --faults dropAfterUpstream,stall, nflog-demo --collector PROXY) exits 0: every event at the collector exactly once")
     func faultProxyWalkThrough() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let collector = try await Listening.start("nflog-collector", [
             "serve", "--port", "0", "--db", scratch.url.appendingPathComponent("c.sqlite").path, "--policies", Self.policies])
         let proxy: Listening
@@ -102,7 +102,7 @@ struct DemoTests {
         let start = try #require(doc.range(of: "<!-- demo-sample:start -->\n```\n"), "no demo-sample block in docs/DEMO.md")
         let end = try #require(doc.range(of: "\n```\n<!-- demo-sample:end -->", range: start.upperBound..<doc.endIndex))
         let sample = doc[start.upperBound..<end.lowerBound].split(separator: "\n").map(String.init)
-        let run = try await FinishedRun.of("nflog-demo", [], in: Scratch(), cap: 600)
+        let run = try await FinishedRun.of("nflog-demo", [], in: TemporaryDirectory(), cap: 600)
         #expect(run.exited && run.status == 0, "exit \(run.status): \(run.output)")
         let lines = run.lines
         #expect(lines.map(Self.shape) == sample.map(Self.shape), "scripts/demo-sample regenerates the sample; a real run printed:\n\(run.output)")
@@ -126,7 +126,7 @@ struct DemoTests {
 
     @Test("--collector where nothing listens: refused at once, naming the URL and how to start a collector")
     func nothingListening() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let port = try ReservedPort()  // bound, not listening: a connection is refused
         let url = "http://127.0.0.1:\(port.port)"
         let run = try await FinishedRun.of("nflog-demo", ["--collector", url], in: scratch, cap: 60)
@@ -140,7 +140,7 @@ struct DemoTests {
 
     @Test("--collector https://… with a self-signed certificate and no --pin-cert: refused at once, naming the URL and --pin-cert")
     func untrustedCertificate() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let cert = scratch.url.appendingPathComponent("tls.pem").path, key = scratch.url.appendingPathComponent("tls.key").path
         let made = try await Executables.run("nflog-collector", ["tls-cert", "--cert", cert, "--key", key])
         #expect(made.status == 0)
@@ -162,7 +162,7 @@ struct DemoTests {
 
     @Test("--policy FILE the SDK would refuse: refused at start with the file's path and the parser's reason")
     func invalidPolicy() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let bad = scratch.url.appendingPathComponent("bad.json")
         try Data(#"{"version": 1, "mode": "sometimes"}"#.utf8).write(to: bad)
         let run = try await FinishedRun.of("nflog-demo", ["--policy", bad.path], in: scratch, cap: 60)
@@ -174,7 +174,7 @@ struct DemoTests {
 
     @Test("The report adds up: calls recorded = events + span ends + folded; the header's sessions are the report's; --mode disabled says why a call failed, if one did")
     func outputAddsUp() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let run = try await FinishedRun.of("nflog-demo", ["--sessions", "4", "--events", "400", "--json"], in: scratch, cap: 600)
         #expect(run.exited && run.status == 0, "exit \(run.status): \(run.errors)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data((run.lines.last ?? "").utf8)) as? [String: Any], "\(run.output)")
@@ -196,7 +196,7 @@ struct DemoTests {
 
     @Test("--encryption-key-file: no plain-text JSON-lines output beside the sealed database, and the Outputs line says why")
     func encryptionLeavesOutTheFiles() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let key = scratch.url.appendingPathComponent("events.key")
         try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: key)
         let db = scratch.url.appendingPathComponent("demo/events.sqlite")

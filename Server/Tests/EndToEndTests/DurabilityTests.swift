@@ -65,7 +65,7 @@ enum Child {
 struct DurabilityTests {
     @Test("1,000,000 events offline with a 50,000-row limit: the database stays within it, memory stays bounded, the newest 50,000 arrive with the prune counts")
     func millionOffline() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         // A port where nothing listens now and the collector will listen later.
         let reserved = try ReservedPort()
         let port = reserved.port
@@ -112,7 +112,7 @@ struct DurabilityTests {
     @Test("A damaged database is reported to the collector as a reset", arguments: StoreKind.all)
     func resetReported(_ kind: StoreKind) async throws {
         let collector = try await kind.startCollector()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         try Data("not a database".utf8).write(to: scratch.databaseURL)
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
         #expect(await logger.logEvent(name: "after.reset").isRecorded)
@@ -125,7 +125,7 @@ struct DurabilityTests {
 
     @Test("A full disk (a file-size limit): calls fail with a storage error, nothing crashes, logging resumes when space returns")
     func fullDisk() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let run = try await Child.run(["fill", "--db", scratch.databaseURL.path, "--file-size-limit", "600000"])
         #expect(run.status == 0, "the child must not crash")
         let before = run.json["recorded_before"] as? Int ?? -1
@@ -143,7 +143,7 @@ struct DurabilityTests {
         let trials = Int(ProcessInfo.processInfo.environment["NFLOG_KILL_TRIALS"] ?? "") ?? 20
         let collector = try await TestCollector.start()
         let proxy = throughFaultProxy ? try await FaultProxy.start(before: collector, rate: 0.2, seed: 9) : nil
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let receipts = scratch.url.appendingPathComponent("receipts.txt").path
         let arguments = ["--db", scratch.databaseURL.path, "--collector", (proxy?.url ?? collector.url).absoluteString,
                          "--max-rows", "10000000", "--request-timeout-ms", "1000"]
@@ -195,7 +195,7 @@ struct DurabilityTests {
         let trials = Int(ProcessInfo.processInfo.environment["NFLOG_KILL_TRIALS"] ?? "") ?? 8
         let first = try await TestCollector.start()
         let second = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let receipts = scratch.url.appendingPathComponent("receipts.txt").path
         let arguments = ["--db", scratch.databaseURL.path, "--collector", first.url.absoluteString,
                          "--second-collector", second.url.absoluteString, "--max-rows", "10000000", "--request-timeout-ms", "1000"]
@@ -234,7 +234,7 @@ struct DurabilityTests {
     func killNineWhileFolding() async throws {
         let trials = 6
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let receipts = scratch.url.appendingPathComponent("receipts.txt").path
         let arguments = ["--db", scratch.databaseURL.path, "--collector", collector.url.absoluteString,
                          "--max-rows", "10000000", "--request-timeout-ms", "1000", "--aggregate", "crash.frame"]

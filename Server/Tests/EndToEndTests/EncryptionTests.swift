@@ -4,6 +4,7 @@ import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
 import NFLogger
 import Testing
+import NFLogTestSupport
 
 /// Encryption at rest, through the real SDK, a real SQLite file and a real collector.
 @Suite("Encryption at rest")
@@ -11,7 +12,7 @@ struct EncryptionTests {
     static let marker = "MARKER-7f3c1e-secret-address"
 
     /// Every byte of the database files (the log included), to search for plaintext.
-    static func fileBytes(_ scratch: Scratch) -> Data {
+    static func fileBytes(_ scratch: TemporaryDirectory) -> Data {
         var all = Data()
         for suffix in ["", "-wal", "-journal"] {
             if let data = FileManager.default.contents(atPath: scratch.databaseURL.path + suffix) { all.append(data) }
@@ -35,7 +36,7 @@ struct EncryptionTests {
     @Test("Parameters are sealed: no trace of a marker in the database or its log, yet the collector gets them intact")
     func noPlaintextOnDisk() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.encryptionKey = EncryptionKey.generate()
         let logger = try NFLogger(configuration: configuration)
@@ -62,9 +63,9 @@ struct EncryptionTests {
     }
 
     /// A collector and a closed, encrypted database holding `count` marked points and spans.
-    func sealedDatabase(count: Int) async throws -> (TestCollector, Scratch, Configuration) {
+    func sealedDatabase(count: Int) async throws -> (TestCollector, TemporaryDirectory, Configuration) {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.encryptionKey = EncryptionKey.generate()
         let first = try NFLogger(configuration: configuration)
@@ -148,7 +149,7 @@ struct EncryptionTests {
     @Test("Turning encryption on for an existing database seals what it holds, and it is still delivered")
     func encryptsExistingDatabase() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         let plain = try NFLogger(configuration: configuration)
         await Self.logMarked(plain, count: 20)
@@ -207,7 +208,7 @@ struct EncryptionTests {
 
     @Test("Keys load from a file as 32 raw bytes, base64 or hex; anything else is a clear error")
     func keyFiles() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let bytes = (0..<32).map { UInt8($0) }
         let forms: [(String, Data)] = [
             ("raw", Data(bytes)),

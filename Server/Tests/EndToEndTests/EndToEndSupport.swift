@@ -12,19 +12,8 @@ import Testing
 import Glibc
 #endif
 
-/// A temporary directory for one test's SDK database.
-final class Scratch: Sendable {
-    let url: URL
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-e2e-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    var databaseURL: URL { url.appendingPathComponent("events.sqlite") }
-}
-
 /// An SDK configuration pointed at a test collector, with fast retries.
-func configuration(_ scratch: Scratch, collector url: URL, transport: (any HTTPTransport)? = nil) -> Configuration {
+func configuration(_ scratch: TemporaryDirectory, collector url: URL, transport: (any HTTPTransport)? = nil) -> Configuration {
     var configuration = Configuration(databaseURL: scratch.databaseURL, appID: "com.example.e2e", appVersion: "1.0")
     configuration.uploadURL = url.appendingPathComponent("v1/events")
     configuration.appKey = TestCollector.appKey

@@ -4,6 +4,7 @@ import Logging
 import NFLogCollectorTesting
 import NFLogger
 import Testing
+import NFLogTestSupport
 
 /// The SDK's own log (swift-log): quiet by default, and at every level it never carries
 /// parameters, app keys or encryption keys.
@@ -21,7 +22,7 @@ struct LoggingTests {
 
     @Test("At trace level, through uploads, a policy, a refused event, a refused key and a database moved aside: no parameter, key or token in any line")
     func nothingSecretIsLogged() async throws {
-        let policies = Scratch()
+        let policies = TemporaryDirectory()
         try Data(#"{"version": 1, "mode": "active", "rules": {"deny": ["debug.**"]}}"#.utf8)
             .write(to: policies.url.appendingPathComponent("default.json"))
         var collectorConfiguration = CollectorConfiguration()
@@ -30,7 +31,7 @@ struct LoggingTests {
         collectorConfiguration.json.maxStringBytes = 4_096  // so one event below is refused
         let collector = try await TestCollector.start(configuration: collectorConfiguration)
 
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let log = LogCapture()
         let encryptionKey = EncryptionKey.generate()
         var configuration = configuration(scratch, collector: collector.url)

@@ -4,6 +4,7 @@ import NFLogCollector
 import NFLogCollectorTesting
 import NFLogger
 import Testing
+import NFLogTestSupport
 
 /// Faults on real sockets: the SDK runs in a child process (`nflog-crash-child deliver`, so its
 /// CPU time is its own), a `FaultProxy` on 127.0.0.1 stands between it and a real collector and
@@ -20,14 +21,14 @@ struct NetworkFaultTests {
         var retried: Int { json["retried"] as? Int ?? -1 }
     }
 
-    static func deliver(to url: URL, scratch: Scratch, name: String, events: Int, extra: [String] = []) async throws -> Run {
+    static func deliver(to url: URL, scratch: TemporaryDirectory, name: String, events: Int, extra: [String] = []) async throws -> Run {
         let run = try await Child.run(["deliver", "--db", scratch.url.appendingPathComponent("\(name).sqlite").path,
                                  "--collector", url.absoluteString, "--events", "\(events)",
                                  "--receipts", scratch.url.appendingPathComponent("\(name).receipts").path] + extra)
         return Run(status: run.status, json: run.json)
     }
 
-    static func receipts(_ scratch: Scratch, _ name: String) throws -> Set<UUID> {
+    static func receipts(_ scratch: TemporaryDirectory, _ name: String) throws -> Set<UUID> {
         let text = try String(contentsOf: scratch.url.appendingPathComponent("\(name).receipts"), encoding: .utf8)
         return Set(text.split(separator: "\n").compactMap { UUID(uuidString: String($0)) })
     }
@@ -43,7 +44,7 @@ struct NetworkFaultTests {
     func thirtyPercent() async throws {
         let collector = try await TestCollector.start()
         let proxy = try await FaultProxy.start(before: collector, rate: 0.3, seed: 12)
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let events = 20_000
         // Uploads start at 50 events and retry fast (20 ms doubling to 200 ms), but the timer
         // ticks each second rather than the durability tests' 50 ms: an idle tick still looks
@@ -85,7 +86,7 @@ struct NetworkFaultTests {
     @Test("A black hole (accepts, never answers): the request timeout fires, the batch is retried with backoff, the process stays near idle")
     func blackHole() async throws {
         let hole = try ReservedPort(listening: true)
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let run = try await Self.deliver(to: hole.url, scratch: scratch, name: "hole", events: 100,
                                    extra: ["--request-timeout-ms", "1000", "--deadline-seconds", "6"])
         print("blackHole: \(run.json)")
@@ -101,7 +102,7 @@ struct NetworkFaultTests {
             settings.faults = [.slowResponse]
             settings.slowByteInterval = .seconds(1)
         }
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let slow = try await Self.deliver(to: proxy.url, scratch: scratch, name: "slow", events: 100,
                                     extra: ["--request-timeout-ms", "1000", "--deadline-seconds", "6"])
         let counts = proxy.counts()

@@ -62,7 +62,7 @@ struct OutputsTests {
     func twoCollectorsOneDownThenBack() async throws {
         let first = try await TestCollector.start()
         let reserved = try ReservedPort()  // the second collector is down: nothing listens yet
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: first.url)
         configuration.outputs = [CollectorOutput(id: "finance", url: reserved.url.appendingPathComponent("v1/events"),
                                                  appKey: TestCollector.appKey, pattern: "checkout.**")]
@@ -105,7 +105,7 @@ struct OutputsTests {
     @Test("The collector down, another durable output up: rows wait for the collector, then leave; nothing twice")
     func collectorDownOtherUp() async throws {
         let reserved = try ReservedPort()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let archive = KeepingOutput(id: "archive")
         var configuration = configuration(scratch, collector: reserved.url)
         configuration.outputs = [archive]
@@ -135,7 +135,7 @@ struct OutputsTests {
     @Test("A JSON-lines file output beside the collector: the file holds each matching event once, as the wire's JSON")
     func fileOutput() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let directory = scratch.url.appendingPathComponent("jsonl")
         var configuration = configuration(scratch, collector: collector.url)
         configuration.outputs = [JSONLinesOutput(directory: directory, pattern: "net.**", maxFileBytes: 16_384)]
@@ -167,7 +167,7 @@ struct OutputsTests {
     @Test("An output failing then back gets the same batches again, and nothing twice once they succeed")
     func failingOutputRetriesSameBatch() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let archive = KeepingOutput(id: "archive")
         archive.failing.withLock { $0 = true }
         var configuration = configuration(scratch, collector: collector.url)
@@ -189,7 +189,7 @@ struct OutputsTests {
     @Test("A refused event is quarantined for that output only; the collector still gets it")
     func refusalQuarantinesForOneOutput() async throws {
         let collector = try await TestCollector.start()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let strict = KeepingOutput(id: "strict", refusing: ["bad.one"])
         var configuration = configuration(scratch, collector: collector.url)
         configuration.outputs = [strict]
@@ -209,7 +209,7 @@ struct OutputsTests {
 
     @Test("Best-effort outputs are handed what they match, after the write; durable routing leaves out what no output takes")
     func bestEffortAndNoOutput() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let watcher = WatchingOutput(id: "console", pattern: "ui.*")
         let archive = KeepingOutput(id: "archive", pattern: "ui.**")
         var configuration = Configuration(databaseURL: scratch.databaseURL, appID: "com.example.e2e", appVersion: "1.0")
@@ -235,7 +235,7 @@ struct OutputsTests {
         let policies = PolicyDirectory()
         try policies.serve(#"{"version": 1, "mode": "active", "outputs": {"disabled": ["archive"]}}"#)
         let collector = try await startCollector(policies)
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let archive = KeepingOutput(id: "archive")
         var configuration = policyConfiguration(scratch, collector)
         configuration.outputs = [archive]
@@ -262,7 +262,7 @@ struct OutputsTests {
 
     @Test("Removing an output from the configuration gives up what it was owed, at the next start; the others keep theirs")
     func removedOutputForgotten() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let reserved = try ReservedPort()  // the collector never answers
         let archive = KeepingOutput(id: "archive", pattern: "keep.**")
         archive.failing.withLock { $0 = true }
@@ -289,7 +289,7 @@ struct OutputsTests {
 
     @Test("The rolling database counts an event once however many outputs want it, and reports drops per output")
     func pruningPerOutput() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let reserved = try ReservedPort()
         let archive = KeepingOutput(id: "archive")
         archive.failing.withLock { $0 = true }

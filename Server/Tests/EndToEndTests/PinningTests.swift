@@ -3,6 +3,7 @@ import NFLogCollector
 import NFLogCollectorTesting
 import NFLogger
 import Testing
+import NFLogTestSupport
 
 /// HTTPS and certificate pinning, with certificates the test makes and a real collector serving
 /// TLS on 127.0.0.1.
@@ -21,7 +22,7 @@ struct PinningTests {
     func pinnedCertificateDelivers() async throws {
         let (collector, pem) = try await Self.httpsCollector()
         #expect(collector.url.scheme == "https")
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.network.pinning = try CertificatePinning(pem: pem)
         let logger = try NFLogger(configuration: configuration)
@@ -34,7 +35,7 @@ struct PinningTests {
 
     @Test("The policy is fetched through the pinned transport too")
     func pinnedPolicyFetch() async throws {
-        let policies = Scratch()
+        let policies = TemporaryDirectory()
         try Data(#"{"version": 1, "mode": "disabled"}"#.utf8).write(to: policies.url.appendingPathComponent("default.json"))
         let certificate = try SelfSignedCertificate(hosts: ["127.0.0.1"])
         var collectorConfiguration = CollectorConfiguration()
@@ -42,7 +43,7 @@ struct PinningTests {
         collectorConfiguration.policiesDirectory = policies.url
         let collector = try await TestCollector.start(configuration: collectorConfiguration)
 
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.policyURL = collector.url.appendingPathComponent("v1/policy")
         configuration.network.pinning = try CertificatePinning(pem: certificate.certificatePEM)
@@ -57,7 +58,7 @@ struct PinningTests {
     func otherCertificateIsRefused() async throws {
         let (collector, pem) = try await Self.httpsCollector()
         let impostor = try SelfSignedCertificate(hosts: ["127.0.0.1", "localhost"])  // same names, another key
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let log = LogCapture()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.network.pinning = try CertificatePinning(pem: impostor.certificatePEM)
@@ -101,7 +102,7 @@ struct PinningTests {
     @Test("The pinned certificate, but not for this host: refused (hostnames are still checked)")
     func wrongHostIsRefused() async throws {
         let (collector, pem) = try await Self.httpsCollector(hosts: ["collector.example.com"])
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.network.pinning = try CertificatePinning(pem: pem)
         let logger = try NFLogger(configuration: configuration)
@@ -117,7 +118,7 @@ struct PinningTests {
     @Test("Without pinning, a self-signed collector is refused by the system's trust store")
     func unpinnedSelfSignedIsRefused() async throws {
         let (collector, _) = try await Self.httpsCollector()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let logger = try NFLogger(configuration: configuration(scratch, collector: collector.url))
         _ = await logEvents(logger, points: 5)
         let result = await logger.flush()
@@ -129,7 +130,7 @@ struct PinningTests {
 
     @Test("Pinning with an http URL, with a transport of one's own, or from a file with no certificate: clear errors")
     func badPinningConfigurations() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let pem = try SelfSignedCertificate(hosts: ["127.0.0.1"]).certificatePEM
         var configuration = configuration(scratch, collector: URL(string: "http://127.0.0.1:9")!)
         configuration.network.pinning = try CertificatePinning(pem: pem)

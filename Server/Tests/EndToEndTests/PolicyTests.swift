@@ -30,7 +30,7 @@ final class PolicyDirectory: Sendable {
 }
 
 /// An SDK configuration that fetches policies from the test collector; the tests refresh by hand.
-func policyConfiguration(_ scratch: Scratch, _ collector: TestCollector, publicKey: Data? = nil) -> Configuration {
+func policyConfiguration(_ scratch: TemporaryDirectory, _ collector: TestCollector, publicKey: Data? = nil) -> Configuration {
     var configuration = configuration(scratch, collector: collector.url)
     configuration.policyURL = collector.url.appendingPathComponent("v1/policy")
     configuration.policyOptions.publicKey = publicKey
@@ -74,7 +74,7 @@ struct PolicyTests {
         let policies = PolicyDirectory()
         try policies.serveExample(example)
         let collector = try await startCollector(policies)
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let logger = try NFLogger(configuration: policyConfiguration(scratch, collector))
         let first = await settledPolicy(logger)
         #expect(first == .applied || first == .unchanged)
@@ -112,7 +112,7 @@ struct PolicyTests {
         let policies = PolicyDirectory()
         try policies.serve(#"{"version":1,"mode":"active"}"#)
         let collector = try await startCollector(policies)
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let logger = try NFLogger(configuration: policyConfiguration(scratch, collector))
         #expect(await settledPolicy(logger) != .failed(.notConfigured))
         try policies.serve(#"{"version":1,"mode":"disabled"}"#)
@@ -175,7 +175,7 @@ struct PolicyTests {
         let policies = PolicyDirectory()
         try policies.serve(#"{"version":1,"mode":"active"}"#)
         let collector = try await startCollector(policies)
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let transport = StatusRecordingTransport()
         var configuration = policyConfiguration(scratch, collector)
         configuration.network.transport = transport
@@ -210,7 +210,7 @@ struct PolicyTests {
         let collector = try await startCollector(policies)
         // Ours would not serve these (500, naming the file: see HostileInputTests); another might.
         let unchecked = try await UncheckedPolicyServer.start(serving: policies)
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = policyConfiguration(scratch, collector)
         configuration.policyURL = unchecked.url.appendingPathComponent("v1/policy")
         let logger = try NFLogger(configuration: configuration)
@@ -254,7 +254,7 @@ struct PolicyTests {
         let policies = PolicyDirectory()
         try policies.serve(#"{"version":1,"mode":"disabled"}"#)
         let collector = try await startCollector(policies)
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let logger = try NFLogger(configuration: policyConfiguration(scratch, collector))
         _ = await settledPolicy(logger)
         #expect(await logger.logEvent(name: "ui.tap") == .disabled)
@@ -293,18 +293,18 @@ struct PolicyTests {
         let signed = try await startCollector(policies, signingKey: signing)
         let unsigned = try await startCollector(policies)
 
-        let good = try NFLogger(configuration: policyConfiguration(Scratch(), signed, publicKey: signing.publicKey.rawRepresentation))
+        let good = try NFLogger(configuration: policyConfiguration(TemporaryDirectory(), signed, publicKey: signing.publicKey.rawRepresentation))
         #expect(await settledPolicy(good) != .rejected(.badSignature))
         #expect(good.policy?.mode == .disabled)
         #expect(await good.logEvent(name: "ui.tap") == .disabled)
 
         let wrongKey = Curve25519.Signing.PrivateKey().publicKey.rawRepresentation
-        let bad = try NFLogger(configuration: policyConfiguration(Scratch(), signed, publicKey: wrongKey))
+        let bad = try NFLogger(configuration: policyConfiguration(TemporaryDirectory(), signed, publicKey: wrongKey))
         #expect(await bad.refreshPolicy() == .rejected(.badSignature))
         #expect(bad.policy == nil)
         #expect(await bad.logEvent(name: "ui.tap").isRecorded)
 
-        let missing = try NFLogger(configuration: policyConfiguration(Scratch(), unsigned, publicKey: signing.publicKey.rawRepresentation))
+        let missing = try NFLogger(configuration: policyConfiguration(TemporaryDirectory(), unsigned, publicKey: signing.publicKey.rawRepresentation))
         #expect(await missing.refreshPolicy() == .rejected(.unsigned))
         #expect(missing.policy == nil)
         #expect(await missing.diagnostics().policy.lastError == .unsigned)
@@ -319,7 +319,7 @@ struct PolicyTests {
         let policies = PolicyDirectory()
         try policies.serve(#"{"version":1,"mode":"active","rules":{"sampling":[{"pattern":"net.**","rate":0.5}]}}"#)
         let collector = try await startCollector(policies)
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let names = (0..<400).map { "net.endpoint\($0)" }
         func sampledIn() async throws -> Set<String> {
             let logger = try NFLogger(configuration: policyConfiguration(scratch, collector))
@@ -342,7 +342,7 @@ struct PolicyTests {
         let policies = PolicyDirectory()
         try policies.serveExample("privacy-zones")
         let collector = try await startCollector(policies)
-        let logger = try NFLogger(configuration: policyConfiguration(Scratch(), collector))
+        let logger = try NFLogger(configuration: policyConfiguration(TemporaryDirectory(), collector))
         _ = await settledPolicy(logger)
         logger.updateLocation(latitude: 48.80, longitude: 2.35)      // ~6 km from the clinic
         #expect(await logger.logEvent(name: "ui.tap").isRecorded)
@@ -365,7 +365,7 @@ struct PolicyTests {
         let policies = PolicyDirectory()
         try policies.serve(#"{"version":1,"mode":"specific","rules":{"allow":["app.*"]}}"#)
         let collector = try await startCollector(policies)
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let configuration = policyConfiguration(scratch, collector)
         do {
             let first = try NFLogger(configuration: configuration)
@@ -396,7 +396,7 @@ struct PolicyTests {
         let formatter = ISO8601DateFormatter()
         try policies.serve(#"{"version":1,"mode":"disabled","expires_at":"\#(formatter.string(from: soon))"}"#)
         let collector = try await startCollector(policies)
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = policyConfiguration(scratch, collector)
         configuration.policyOptions.fallback = try Policy.parse(Data(#"{"version":1,"mode":"active","rules":{"deny":["debug.*"]}}"#.utf8))
         let logger = try NFLogger(configuration: configuration)
@@ -438,7 +438,7 @@ struct PolicyTests {
         try policies.serve(#"{"version":1,"mode":"active","upload":{"batch_max_events":7,"gzip_level":1}}"#)
         let collector = try await startCollector(policies)
         let transport = ForwardingRecorder()
-        var configuration = policyConfiguration(Scratch(), collector)
+        var configuration = policyConfiguration(TemporaryDirectory(), collector)
         configuration.network.transport = transport
         let logger = try NFLogger(configuration: configuration)
         _ = await settledPolicy(logger)

@@ -69,7 +69,7 @@ struct ProtocolConformanceTests {
     func sdkBatchesValidate() async throws {
         let collector = try await TestCollector.start()
         let transport = ForwardingRecorder()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url, transport: transport)
         configuration.upload.batchMaxEvents = 40
         let logger = try NFLogger(configuration: configuration)
@@ -94,7 +94,7 @@ struct ProtocolConformanceTests {
     func sdkAggregatesValidate() async throws {
         let collector = try await TestCollector.start()
         let transport = ForwardingRecorder()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url, transport: transport)
         configuration.policyOptions.fallback = try Policy.parse(Data(#"""
             {"version":1,"mode":"active","rules":{"aggregate":[

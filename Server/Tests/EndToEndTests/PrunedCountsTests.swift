@@ -27,7 +27,7 @@ struct PrunedCountsTests {
     @Test("kill -9 of the app, or of the collector, through a proxy that loses answers after the commit: the collector's pruned counts by name are what the device's pruner deleted",
           arguments: [Victim.app, .collector])
     func prunedCountsExactlyOnce(_ victim: Victim) async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let receipts = scratch.url.appendingPathComponent("receipts.txt").path
         let collectorPath = scratch.url.appendingPathComponent("collector.sqlite").path
         // The collector's port: one the system picks. The child collector, killed and started

@@ -53,7 +53,7 @@ struct TransactionJoinTests {
     @Test("The same transaction id on both sides; the report's client / network / server split equals the one computed by hand; no header goes to another host", arguments: StoreKind.all)
     func joined(_ kind: StoreKind) async throws {
         let collector = try await kind.startCollector()
-        let appScratch = Scratch(), backendScratch = Scratch()
+        let appScratch = TemporaryDirectory(), backendScratch = TemporaryDirectory()
         // Two app instances of one app (one key): the app, and its backend.
         var appConfiguration = configuration(appScratch, collector: collector.url)
         appConfiguration.propagation.hosts = ["127.0.0.1"]

@@ -9,7 +9,7 @@ struct WebBridgeDeliveryTests {
     @Test("A page's events reach the collector once, marked web with their origin, in the app's session; the report counts native and web apart", arguments: StoreKind.all)
     func delivered(_ kind: StoreKind) async throws {
         let collector = try await kind.startCollector()
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         var configuration = configuration(scratch, collector: collector.url)
         configuration.webBridge.allowedOrigins = ["https://help.example.com"]
         let logger = try NFLogger(configuration: configuration)

@@ -3,20 +3,23 @@ public import Foundation
 // The `async` twins: the same path as the completion-handler calls, awaiting the status.
 // `nonisolated(nonsending)` keeps them on the caller's actor: no hop before the call is queued.
 extension NFLogger {
-    /// Logs a point event and waits until it is committed (or refused).
+    /// Logs a point event (in a transaction, if `context` is given) and waits until it is
+    /// committed (or refused).
     @discardableResult
     nonisolated(nonsending)
-    public func logEvent(name: String, type: String = "event", parameters: LogParameters = [:]) async -> LogStatus {
+    public func logEvent(name: String, type: String = "event", parameters: LogParameters = [:],
+                         in context: TransactionContext? = nil) async -> LogStatus {
         await withCheckedContinuation { continuation in
-            logEvent(name: name, type: type, parameters: parameters) { continuation.resume(returning: $0) }
+            logEvent(name: name, type: type, parameters: parameters, in: context) { continuation.resume(returning: $0) }
         }
     }
 
-    /// Starts a span and waits until its start is committed (or refused).
+    /// Starts a span (in a transaction, if `context` is given) and waits until its start is
+    /// committed (or refused).
     nonisolated(nonsending)
-    public func startEvent(name: String, type: String = "event", parameters: LogParameters = [:]) async
-        -> (span: SpanHandle, status: LogStatus) {
-        await awaitingStart({ startEvent(name: name, type: type, parameters: parameters, completion: $0) },
+    public func startEvent(name: String, type: String = "event", parameters: LogParameters = [:],
+                           in context: TransactionContext? = nil) async -> (span: SpanHandle, status: LogStatus) {
+        await awaitingStart({ startEvent(name: name, type: type, parameters: parameters, in: context, completion: $0) },
                             orElse: SpanHandle(id: UUID(), name: name, start: .notStored, logger: self))
     }
 

@@ -16,7 +16,7 @@ extension NFLogger {
     ///   - value: Must be finite; otherwise the call completes ``NFLoggerError/invalidParameter(key:reason:)``.
     ///   - dimensions: At most a few, short: `["screen": "home"]`. A dimension named `value` is refused.
     ///   - completion: Called exactly once, asynchronously, with the outcome, as for
-    ///     ``logEvent(name:type:parameters:completion:)``.
+    ///     ``logEvent(name:type:parameters:in:completion:)``.
     public func record(name: String, value: Double, dimensions: [String: String] = [:], completion: LogCompletion? = nil) {
         if dimensions["value"] != nil {
             return completions.finish(.failed(.invalidParameter(key: "value", reason: "is the measurement itself; name the dimension otherwise")), completion)

@@ -208,24 +208,17 @@ public final class NFLogger: Sendable {
     ///   - type: A category with the same rules, at most 64 bytes. Default: `"event"`.
     ///   - parameters: JSON-compatible values, checked by the compiler (see ``LogParameters``),
     ///     at most ``Configuration/Limits/maxParametersBytes`` once encoded.
+    ///   - context: The transaction the event belongs to: one of the app's
+    ///     (``TransactionHandle/context``), or, on a backend, the one a request's `traceparent`
+    ///     carried (``TransactionContext/init(traceparent:)``). Default: none.
     ///   - completion: Called exactly once, asynchronously, with the outcome:
     ///     ``LogStatus/recorded(_:)`` once the event is committed to SQLite.
     public func logEvent(name: String, type: String = "event", parameters: LogParameters = [:],
-                         completion: LogCompletion? = nil) {
+                         in context: TransactionContext? = nil, completion: LogCompletion? = nil) {
         // Disabled is decided here, before the rest of the call is entered: its frame (and its
         // stack protector) cost the Disabled path more than the decision itself.
         if store.refusesEveryCall { return completions.finishDisabled(completion) }
-        logAdmissible(name: name, type: type, parameters: parameters, link: nil, completion: completion)
-    }
-
-    /// Logs a point event into a transaction: one of the app's (``TransactionHandle/context``),
-    /// or, on a backend, the one a request's `traceparent` carried
-    /// (``TransactionContext/init(traceparent:)``). Otherwise as
-    /// ``logEvent(name:type:parameters:completion:)``.
-    public func logEvent(name: String, type: String = "event", parameters: LogParameters = [:],
-                         in context: TransactionContext, completion: LogCompletion? = nil) {
-        if store.refusesEveryCall { return completions.finishDisabled(completion) }
-        logAdmissible(name: name, type: type, parameters: parameters, link: EventLink(context), completion: completion)
+        logAdmissible(name: name, type: type, parameters: parameters, link: context.map { EventLink($0) }, completion: completion)
     }
 
     /// A point event from web content (``ScriptBridge``): the native path, with the page's origin.
@@ -251,21 +244,14 @@ public final class NFLogger: Sendable {
     /// Starts a span: something that takes time, such as a screen shown or a request in flight.
     /// The start is stored at once, so a crash before the end still leaves evidence.
     ///
-    /// Parameters follow the rules of ``logEvent(name:type:parameters:completion:)``.
+    /// Parameters follow the rules of ``logEvent(name:type:parameters:in:completion:)``; in a
+    /// transaction (`context`), the handle's ``SpanHandle/context`` is that transaction with the
+    /// span as parent.
     /// - Returns: The handle to end the span with. Its ``SpanHandle/id`` also works with
     ///   ``endEvent(id:parameters:completion:)``.
     @discardableResult
     public func startEvent(name: String, type: String = "event", parameters: LogParameters = [:],
-                           completion: LogCompletion? = nil) -> SpanHandle {
-        startSpan(name: name, type: type, parameters: parameters, context: nil, beginsTransaction: false, webOrigin: nil,
-                  completion: completion)
-    }
-
-    /// Starts a span in a transaction (see ``logEvent(name:type:parameters:in:completion:)``):
-    /// its handle's ``SpanHandle/context`` is this transaction with the span as parent.
-    @discardableResult
-    public func startEvent(name: String, type: String = "event", parameters: LogParameters = [:],
-                           in context: TransactionContext, completion: LogCompletion? = nil) -> SpanHandle {
+                           in context: TransactionContext? = nil, completion: LogCompletion? = nil) -> SpanHandle {
         startSpan(name: name, type: type, parameters: parameters, context: context, beginsTransaction: false, webOrigin: nil,
                   completion: completion)
     }

@@ -55,7 +55,7 @@ public struct SpanHandle: Sendable {
     }
 
     /// Ends the span. Parameters follow the rules of
-    /// ``NFLogger/logEvent(name:type:parameters:completion:)`` and are kept beside the start's.
+    /// ``NFLogger/logEvent(name:type:parameters:in:completion:)`` and are kept beside the start's.
     public func end(parameters: LogParameters = [:], completion: LogCompletion? = nil) {
         switch start {
         case .started: logger.endEvent(id: id, parameters: parameters, completion: completion)

@@ -25,7 +25,7 @@
 ///   time, session and transaction, and no completion of their own. A span start can only be
 ///   passed on, changed or dropped, never replaced by several events or by a point event.
 /// - A returned name or type is checked with the rules of
-///   ``NFLogger/logEvent(name:type:parameters:completion:)``: a bad one fails the call with
+///   ``NFLogger/logEvent(name:type:parameters:in:completion:)``: a bad one fails the call with
 ///   ``NFLoggerError/invalidName(_:reason:)`` or ``NFLoggerError/invalidType(_:reason:)``.
 ///
 /// A filter that throws fails only the call it was applying to, with

@@ -6,9 +6,9 @@
 public struct FilteredEvent: Sendable {
     /// What the call logged.
     public enum Kind: Sendable, Equatable {
-        /// A point event (``NFLogger/logEvent(name:type:parameters:completion:)``).
+        /// A point event (``NFLogger/logEvent(name:type:parameters:in:completion:)``).
         case point
-        /// The start of a span (``NFLogger/startEvent(name:type:parameters:completion:)``) or of
+        /// The start of a span (``NFLogger/startEvent(name:type:parameters:in:completion:)``) or of
         /// a transaction.
         case spanStart
     }

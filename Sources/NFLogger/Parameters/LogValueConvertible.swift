@@ -33,18 +33,20 @@ public protocol LogValueConvertible: Sendable {
     /// About how many bytes the value takes as JSON, for the bound on what waits in memory for
     /// the logger's queue (``Configuration/Limits/maxPendingBytes``). Read on the caller's
     /// thread, so it must be cheap: the standard types look at a string's length and a
-    /// container's first element, never walk the whole. Default: 16.
-    var approximateJSONBytes: Int { get }
+    /// container's first element, never walk the whole. An app's own types count 16 (the
+    /// encoded size is checked on the queue all the same). Not API: a requirement so that the
+    /// standard types' estimate is a direct call, not a cast.
+    @_spi(NFLogShared) var approximateJSONBytes: Int { get }
 }
 
 extension LogValueConvertible {
-    public var approximateJSONBytes: Int { 16 }
+    @_spi(NFLogShared) public var approximateJSONBytes: Int { 16 }
 }
 
 extension LogValue: LogValueConvertible {
     public var logValue: LogValue { self }
 
-    public var approximateJSONBytes: Int {
+    @_spi(NFLogShared) public var approximateJSONBytes: Int {
         switch self {
         case .string(let string): string.utf8.count + 2
         case .array(let elements): 2 + elements.count * (1 + (elements.first?.approximateJSONBytes ?? 0))
@@ -56,12 +58,12 @@ extension LogValue: LogValueConvertible {
 
 extension String: LogValueConvertible {
     public var logValue: LogValue { .string(self) }
-    public var approximateJSONBytes: Int { utf8.count + 2 }
+    @_spi(NFLogShared) public var approximateJSONBytes: Int { utf8.count + 2 }
 }
 
 extension Substring: LogValueConvertible {
     public var logValue: LogValue { .string(String(self)) }
-    public var approximateJSONBytes: Int { utf8.count + 2 }
+    @_spi(NFLogShared) public var approximateJSONBytes: Int { utf8.count + 2 }
 }
 
 extension Bool: LogValueConvertible {
@@ -115,17 +117,17 @@ extension UInt32: LogValueConvertible {
 extension Optional: LogValueConvertible where Wrapped: LogValueConvertible {
     /// `nil` is JSON `null`.
     public var logValue: LogValue { map(\.logValue) ?? .null }
-    public var approximateJSONBytes: Int { self?.approximateJSONBytes ?? 4 }
+    @_spi(NFLogShared) public var approximateJSONBytes: Int { self?.approximateJSONBytes ?? 4 }
 }
 
 extension Array: LogValueConvertible where Element: LogValueConvertible {
     public var logValue: LogValue { .array(map(\.logValue)) }
     /// The first element's size times the count: O(1).
-    public var approximateJSONBytes: Int { 2 + count * (1 + (first?.approximateJSONBytes ?? 0)) }
+    @_spi(NFLogShared) public var approximateJSONBytes: Int { 2 + count * (1 + (first?.approximateJSONBytes ?? 0)) }
 }
 
 extension Dictionary: LogValueConvertible where Key == String, Value: LogValueConvertible {
     public var logValue: LogValue { .object(mapValues(\.logValue)) }
     /// The first member's size times the count: O(1).
-    public var approximateJSONBytes: Int { 2 + count * (16 + (first?.value.approximateJSONBytes ?? 0)) }
+    @_spi(NFLogShared) public var approximateJSONBytes: Int { 2 + count * (16 + (first?.value.approximateJSONBytes ?? 0)) }
 }

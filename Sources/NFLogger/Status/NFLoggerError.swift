@@ -5,7 +5,7 @@ public import Foundation
 /// New cases may come in any minor release (see <doc:SourceStability>): a `switch` over it
 /// needs a `default`.
 public enum NFLoggerError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The event name breaks the naming rules (see ``NFLogger/logEvent(name:type:parameters:completion:)``).
+    /// The event name breaks the naming rules (see ``NFLogger/logEvent(name:type:parameters:in:completion:)``).
     case invalidName(String, reason: String)
     /// The event type breaks the naming rules.
     case invalidType(String, reason: String)

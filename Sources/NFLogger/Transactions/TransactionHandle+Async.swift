@@ -1,25 +1,7 @@
 import Foundation
 
-// The `async` twins of the transaction calls, as for every other call (NFLogger+Async.swift).
+// The `async` twin of beginTransaction, as for every other call (NFLogger+Async.swift).
 extension NFLogger {
-    /// Logs a point event into a transaction and waits until it is committed (or refused).
-    @discardableResult
-    nonisolated(nonsending)
-    public func logEvent(name: String, type: String = "event", parameters: LogParameters = [:],
-                         in context: TransactionContext) async -> LogStatus {
-        await withCheckedContinuation { continuation in
-            logEvent(name: name, type: type, parameters: parameters, in: context) { continuation.resume(returning: $0) }
-        }
-    }
-
-    /// Starts a span in a transaction and waits until its start is committed (or refused).
-    nonisolated(nonsending)
-    public func startEvent(name: String, type: String = "event", parameters: LogParameters = [:],
-                           in context: TransactionContext) async -> (span: SpanHandle, status: LogStatus) {
-        await awaitingStart({ startEvent(name: name, type: type, parameters: parameters, in: context, completion: $0) },
-                            orElse: SpanHandle(id: UUID(), name: name, start: .notStored, logger: self))
-    }
-
     /// Begins a transaction and waits until its start is committed (or refused).
     nonisolated(nonsending)
     public func beginTransaction(name: String, type: String = "usecase", parameters: LogParameters = [:]) async

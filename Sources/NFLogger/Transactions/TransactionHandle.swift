@@ -30,7 +30,7 @@ public final class TransactionHandle: Sendable {
 
     var logger: NFLogger { span.logger }
 
-    /// Logs a point event in this transaction (see ``NFLogger/logEvent(name:type:parameters:completion:)``).
+    /// Logs a point event in this transaction (see ``NFLogger/logEvent(name:type:parameters:in:completion:)``).
     public func logEvent(name: String, type: String = "event", parameters: LogParameters = [:], completion: LogCompletion? = nil) {
         if let refusal = refusal { return logger.completions.finish(refusal, completion) }
         logger.logEvent(name: name, type: type, parameters: parameters, in: context, completion: completion)

@@ -19,17 +19,17 @@ import Glibc
 /// Standard input, output and error are each a `Pipe` (the child gets its end; the parent's copy
 /// of that end is closed after the start, as `Process` does), a `FileHandle`, or nil (the test
 /// process's own).
-package final class ChildProcess: @unchecked Sendable {
+public final class ChildProcess: @unchecked Sendable {
     // Invariant: the configuration properties are set before `run()` and only read by it, on the
     // caller's thread; what changes afterwards (the exit) lives in `state`, behind its mutex.
-    package var executableURL: URL?
-    package var arguments: [String] = []
+    public var executableURL: URL?
+    public var arguments: [String] = []
     /// The child's whole environment; nil: the test process's.
-    package var environment: [String: String]?
-    package var standardInput: Any?
-    package var standardOutput: Any?
-    package var standardError: Any?
-    package private(set) var processIdentifier: pid_t = 0
+    public var environment: [String: String]?
+    public var standardInput: Any?
+    public var standardOutput: Any?
+    public var standardError: Any?
+    public private(set) var processIdentifier: pid_t = 0
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+), which Swift's Glibc module does
     /// not import (it is declared only for `_GNU_SOURCE`); looked up by name.
@@ -41,10 +41,10 @@ package final class ChildProcess: @unchecked Sendable {
     private struct State { var started = false; var status: Int32? }
     private let state = Mutex(State())
 
-    package init() {}
+    public init() {}
 
     /// Starts the child. Throws if the executable cannot be started.
-    package func run() throws {
+    public func run() throws {
         guard let path = executableURL?.path else { throw SpawnError("no executable set") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -85,7 +85,7 @@ package final class ChildProcess: @unchecked Sendable {
     }
 
     /// Whether the child has not ended yet (false before `run()`).
-    package var isRunning: Bool {
+    public var isRunning: Bool {
         state.withLock { state in
             guard state.started, state.status == nil else { return false }
             var status: Int32 = 0
@@ -95,7 +95,7 @@ package final class ChildProcess: @unchecked Sendable {
     }
 
     /// Blocks the calling thread until the child ends.
-    package func waitUntilExit() {
+    public func waitUntilExit() {
         while true {
             let done = state.withLock { !$0.started || $0.status != nil }
             if done { return }
@@ -111,30 +111,30 @@ package final class ChildProcess: @unchecked Sendable {
     }
 
     /// Its exit code, or the number of the signal that ended it (as `Process`); 0 while running.
-    package var terminationStatus: Int32 {
+    public var terminationStatus: Int32 {
         guard let status = state.withLock({ $0.status }) else { return 0 }
         let signal = status & 0x7f
         return signal == 0 ? (status >> 8) & 0xff : signal
     }
 
     /// How the child ended, as `Process.TerminationReason`; `.exit` while running.
-    package var terminationReason: TerminationReason {
+    public var terminationReason: TerminationReason {
         guard let status = state.withLock({ $0.status }) else { return .exit }
         return status & 0x7f == 0 ? .exit : .uncaughtSignal
     }
 
     /// How a child ended: it exited, or a signal ended it.
-    package enum TerminationReason: Sendable { case exit, uncaughtSignal }
+    public enum TerminationReason: Sendable { case exit, uncaughtSignal }
 
     /// Sends SIGTERM.
-    package func terminate() {
+    public func terminate() {
         guard state.withLock({ $0.started }) else { return }
         kill(processIdentifier, SIGTERM)
     }
 }
 
 /// Why a ``ChildProcess`` did not start.
-package struct SpawnError: Error, CustomStringConvertible {
-    package let description: String
+public struct SpawnError: Error, CustomStringConvertible {
+    public let description: String
     init(_ description: String) { self.description = description }
 }

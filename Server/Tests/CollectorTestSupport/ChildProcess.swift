@@ -1,1 +1,0 @@
-../../../Tests/NFLoggerTests/ChildProcess.swift
