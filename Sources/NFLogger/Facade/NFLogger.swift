@@ -213,12 +213,31 @@ public final class NFLogger: Sendable {
     ///     carried (``TransactionContext/init(traceparent:)``). Default: none.
     ///   - completion: Called exactly once, asynchronously, with the outcome:
     ///     ``LogStatus/recorded(_:)`` once the event is committed to SQLite.
+    @inlinable
     public func logEvent(name: String, type: String = "event", parameters: LogParameters = [:],
                          in context: TransactionContext? = nil, completion: LogCompletion? = nil) {
+        // Inlined into the app, so that a call without a transaction (nearly all) passes no
+        // context at all: passing the optional lengthened the Disabled path (the log call's
+        // instructions in scripts/bench).
+        if let context {
+            logPoint(name: name, type: type, parameters: parameters, context: context, completion: completion)
+        } else {
+            logPoint(name: name, type: type, parameters: parameters, completion: completion)
+        }
+    }
+
+    @usableFromInline
+    func logPoint(name: String, type: String, parameters: LogParameters, completion: LogCompletion?) {
         // Disabled is decided here, before the rest of the call is entered: its frame (and its
         // stack protector) cost the Disabled path more than the decision itself.
         if store.refusesEveryCall { return completions.finishDisabled(completion) }
-        logAdmissible(name: name, type: type, parameters: parameters, link: context.map { EventLink($0) }, completion: completion)
+        logAdmissible(name: name, type: type, parameters: parameters, link: nil, completion: completion)
+    }
+
+    @usableFromInline
+    func logPoint(name: String, type: String, parameters: LogParameters, context: TransactionContext, completion: LogCompletion?) {
+        if store.refusesEveryCall { return completions.finishDisabled(completion) }
+        logAdmissible(name: name, type: type, parameters: parameters, link: EventLink(context), completion: completion)
     }
 
     /// A point event from web content (``ScriptBridge``): the native path, with the page's origin.
