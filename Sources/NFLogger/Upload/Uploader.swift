@@ -9,11 +9,10 @@ import Logging
 /// delivered (delete its rows), too big or refused (split it; quarantine a single refused event),
 /// failed (back off and send the same batch again), or not allowed (pause).
 ///
-/// A failure waits in one of two ways. A batch that failed on its own (a dropped connection, a
-/// 5xx without `Retry-After`) while the collector answers others waits alone: the other batches
-/// keep going, as one broken connection says nothing about the collector. When the collector
-/// asks for a pause (`Retry-After`), refuses the key, or fails `failuresBeforeWaitingAll` times
-/// in a row with no delivery between (it looks down), nothing at all is sent until the wait ends.
+/// What each answer means, how big a batch is and how long a failure waits is decided by its
+/// ``UploadStateMachine``, a value with no I/O; the Uploader does the rest: it reads and settles
+/// batches in the database, compresses and sends them, keeps failed bodies, arms the timers and
+/// completes the flushes.
 ///
 /// All its state lives on the RequestManager's queue; only the HTTP requests run elsewhere.
 final class Uploader: @unchecked Sendable {
@@ -36,29 +35,14 @@ final class Uploader: @unchecked Sendable {
     /// events are written meanwhile) and off Swift's cooperative pool (milliseconds of CPU).
     private let compressionQueue = DispatchQueue(label: "nflog.upload.gzip")
 
-    private enum Phase {
-        case ready
-        /// Waiting after a failure: nothing new is sent before `until` (monotonic nanoseconds).
-        case backingOff(until: UInt64)
-        /// The collector refused the key or URL; same rule, with the longer wait.
-        case paused(until: UInt64)
-    }
-    private var phase = Phase.ready
+    /// The decisions: waits, batch size, what each answer means.
+    private var machine: UploadStateMachine
     /// Held closed while a wait is in force, for the requests already on their way out.
     private let gate = SendGate()
-    private var backoff: Backoff
     /// Batches sent and not yet answered, by their row id.
     private var inFlight: [Int64: OutgoingBatch] = [:]
-    /// Batches whose send failed, by row id, each slimmed to what settling it needs, with the
-    /// compressed body that went out: the retry sends the same bytes without reading, encoding and
-    /// compressing its events again. Up to `failedBodiesMaxBytes` of bodies; a batch beyond that
-    /// is formed afresh when its turn comes.
-    private var failedBodies: [Int64: (batch: OutgoingBatch, body: Data)] = [:]
-    private var failedBodiesBytes = 0
-    /// While batches wait out their own backoffs, many may be waiting at once (at 30% faults,
-    /// often more than four): 1 MiB holds ~50 batches of 1,000 typical events, or two of the
-    /// largest, incompressible ones.
-    static let failedBodiesMaxBytes = 1 << 20
+    /// Failed batches' compressed bodies, sent again as they went out.
+    private var failedBodies = FailedBodies()
     private var suspended = false
     private var closed = false
     /// Consent is pending: events are held on the device, nothing is sent.
@@ -69,25 +53,10 @@ final class Uploader: @unchecked Sendable {
     /// nothing running (the batch stays stored and goes again next time; the collector keeps
     /// each event once).
     private var sending: [Int64: Task<Void, Never>] = [:]
-    /// Halved on 413/400/422 to split a batch; back to the setting once the queue is empty.
-    private var batchMaxEvents: Int
     private var recordedSinceUpload = 0
     private var flushes = FlushWaiters()
-    /// Batches that failed on their own, by row id: not sent again before this (monotonic
-    /// nanoseconds). Their rows stay in the batch, so no other batch takes them meanwhile.
-    private var batchWaits: [Int64: UInt64] = [:]
-    /// How many times each batch not yet delivered has failed: its own wait grows with these,
-    /// not with other batches' failures.
-    private var batchFailures: [Int64: Int] = [:]
-    /// Failures in a row (no delivery between) from which every batch waits, not just the failed
-    /// one: each lane failed twice, and once more. Fewer would take a run of unlucky connections
-    /// (three in a row come every 37 requests when 30% fail) for a collector that is down.
-    private var failuresBeforeWaitingAll: Int { 2 * settings.maxConcurrentUploads + 1 }
     /// When the retry timer is set to fire (monotonic nanoseconds), so it is not set again for the same moment.
     private var wakeAt: UInt64?
-    /// Consecutive deliveries since a split reduced the batch size; at 16 it goes back up.
-    private var deliveriesSinceSplit = 0
-    static let deliveriesBeforeRegrowing = 16
     private var retryTimer: (any DispatchSourceTimer)?
     private var intervalTimer: (any DispatchSourceTimer)?
 
@@ -95,8 +64,8 @@ final class Uploader: @unchecked Sendable {
     private(set) var uploadedBatches = 0
     private(set) var retriedAttempts = 0
     private(set) var quarantinedEvents = 0
-    private(set) var lastError: UploadError?
-    private(set) var nextAttempt: Date?
+    var lastError: UploadError? { machine.lastError }
+    var nextAttempt: Date? { machine.nextAttempt }
 
     /// - Parameters:
     ///   - clock: the one clock the Uploader reads: its monotonic reading for waits, its wall
@@ -117,8 +86,7 @@ final class Uploader: @unchecked Sendable {
         self.clock = clock
         self.logger = logger
         self.completionQueue = completionQueue
-        self.batchMaxEvents = settings.batchMaxEvents
-        backoff = Backoff(initial: settings.initialBackoff, maximum: settings.maxBackoff, jitter: .full, random: random)
+        machine = UploadStateMachine(settings: settings, random: random)
     }
 
     deinit {
@@ -142,8 +110,13 @@ final class Uploader: @unchecked Sendable {
         guard let hold = try? database.withOutbox(outputID, { (outbox) throws(SQLiteError) in try outbox.uploadHold() }) else { return }
         let remaining = hold.untilMilliseconds &- clock.wallMilliseconds()
         guard remaining > 0 else { return }
-        wait(Double(min(remaining, 86_400_000)) / 1_000, then: { .backingOff(until: $0) },
-             .server(status: hold.status, message: hold.message))
+        let error = UploadError.server(status: hold.status, message: hold.message)
+        started(machine.resumeHold(remaining: Double(min(remaining, 86_400_000)) / 1_000, error, at: now), error)
+    }
+
+    /// The clock's readings now.
+    private var now: UploadStateMachine.Instant {
+        UploadStateMachine.Instant(monotonic: clock.monotonicNanoseconds(), wallMilliseconds: clock.wallMilliseconds())
     }
 
     private func scheduleInterval() {
@@ -167,8 +140,7 @@ final class Uploader: @unchecked Sendable {
         if let level = overrides?.gzipLevel { next.gzipLevel = level }
         let intervalChanged = next.interval != settings.interval
         settings = next
-        batchMaxEvents = min(batchMaxEvents, next.batchMaxEvents)
-        if inFlight.isEmpty { batchMaxEvents = next.batchMaxEvents }
+        machine.apply(next, nothingInFlight: inFlight.isEmpty)
         if intervalChanged && intervalTimer != nil { scheduleInterval() }
     }
 
@@ -194,14 +166,8 @@ final class Uploader: @unchecked Sendable {
         return nil
     }
 
-    /// Whether a backoff or pause is still in force. Nothing, not even a flush, cuts it short:
-    /// the collector's `Retry-After` and the fleet-wide jitter are there to protect it.
-    private var isWaiting: Bool {
-        switch phase {
-        case .backingOff(let until), .paused(let until): clock.monotonicNanoseconds() < until
-        case .ready: false
-        }
-    }
+    /// Whether a backoff or pause for every batch is still in force (``UploadStateMachine``).
+    private var isWaiting: Bool { machine.isWaiting(at: clock.monotonicNanoseconds()) }
 
     /// Uploads everything stored, then reports. Stops at the first failure and says why; during
     /// a backoff it reports the failure that caused it without sending.
@@ -249,10 +215,8 @@ final class Uploader: @unchecked Sendable {
     func close() {
         owner.check()
         closed = true
-        failedBodies = [:]
-        failedBodiesBytes = 0
-        batchWaits = [:]
-        batchFailures = [:]
+        failedBodies.removeAll()
+        machine.close()
         retryTimer?.cancel()
         intervalTimer?.cancel()
         for task in sending.values { task.cancel() }
@@ -266,20 +230,19 @@ final class Uploader: @unchecked Sendable {
     /// is in flight and nothing is ready, the queue is empty and waiting flushes are told.
     private func fill() {
         if let stopped { return finishFlushes(stopped) }
-        while inFlight.count < settings.maxConcurrentUploads && !isWaiting {
+        while machine.maySend(inFlight: inFlight.count, at: clock.monotonicNanoseconds()) {
             guard let (batch, body) = prepareNext() else { break }
             send(batch, compressed: body)
         }
         guard inFlight.isEmpty && !isWaiting else { return }
-        if let earliest = batchWaits.values.min() {
+        if let earliest = machine.earliestBatchWait {
             // Only batches that failed on their own are left, each waiting out its backoff: a
             // flush stops here and says why, as at any failure; the timer sends them later.
             armRetryTimer(at: earliest)
             return finishFlushes(lastError)
         }
-        phase = .ready
+        machine.queueEmptied()
         gate.open()
-        batchMaxEvents = settings.batchMaxEvents
         recordedSinceUpload = 0
         finishFlushes(nil)
     }
@@ -287,28 +250,23 @@ final class Uploader: @unchecked Sendable {
     /// The next batch not already in flight, with its compressed body when it is a failed batch
     /// sent again unchanged; or `nil` (nothing ready, or a storage failure, which starts a backoff).
     private func prepareNext() -> (OutgoingBatch, Data?)? {
-        if !batchWaits.isEmpty {  // the usual case is none: no new dictionary per batch then
-            let monotonicNow = clock.monotonicNanoseconds()
-            batchWaits = batchWaits.filter { $0.value > monotonicNow }
-        }
-        if let (rowID, failed) = failedBodies.first(where: { inFlight[$0.key] == nil && batchWaits[$0.key] == nil }) {
-            failedBodies[rowID] = nil
-            failedBodiesBytes -= failed.body.count
+        machine.endBatchWaits(at: clock.monotonicNanoseconds())
+        if let failed = failedBodies.take(where: { inFlight[$0] == nil && !machine.isWaitingAlone($0) }) {
             // Pruning or a database reset may have changed it meanwhile: then it is formed afresh.
             if (try? database.withOutbox(outputID) { (outbox) throws(SQLiteError) in try outbox.isIntact(failed.batch) }) == true {
                 return (failed.batch, failed.body)
             }
         }
         let now = clock.wallMilliseconds()
-        let maxEvents = batchMaxEvents
-        let busy = Set(inFlight.keys).union(batchWaits.keys)
+        let maxEvents = machine.batchMaxEvents
+        let busy = Set(inFlight.keys).union(machine.batchesWaitingAlone)
         do {
             let batch = try database.withOutbox(outputID) { (outbox) throws(SQLiteError) in
                 try outbox.nextBatch(maxEvents: maxEvents, maxBytes: settings.batchMaxBytes, now: now, excluding: busy)
             }
             return batch.map { ($0, nil) }
         } catch {
-            backOff(.storage(error), retryAfter: nil)
+            backOff(.storage(error))
             return nil
         }
     }
@@ -361,20 +319,12 @@ final class Uploader: @unchecked Sendable {
     private func settle(_ batch: OutgoingBatch, body: Data?, _ outcome: Result<TransportResponse, any Error>) {
         inFlight[batch.rowID] = nil
         sending[batch.rowID] = nil
-        handle(batch, outcome)
+        let settlement = machine.settle(batch.rowID, eventCount: batch.eventCount, answer(outcome), at: now)
+        act(on: settlement.action, for: batch)
         // A batch to be sent again goes as it went out; one the answer settled (delivered, split,
         // quarantined) or that pauses uploads is formed afresh when its turn comes.
-        let sendsAgain = switch outcome {
-        case .failure(let error): !(error is CompressionFailure)
-        case .success(let response): if case .retry = UploadVerdict(response) { true } else { false }
-        }
-        if !sendsAgain { batchFailures[batch.rowID] = nil }  // settled: its row id may be reused
-        if sendsAgain, sink.sendsCompressedBody, let body, failedBodies[batch.rowID] == nil,
-           failedBodiesBytes + body.count <= Self.failedBodiesMaxBytes {
-            failedBodiesBytes += body.count
-            failedBodies[batch.rowID] = (batch.retained, body)
-        }
-        if isWaiting || batchWaits[batch.rowID] != nil {
+        if settlement.sendsAgain, sink.sendsCompressedBody, let body { failedBodies.keep(batch, body: body) }
+        if isWaiting || machine.isWaitingAlone(batch.rowID) {
             // The upload failed: its events are queued data again, and may now be the oldest
             // beyond the row limit, which did not count them while they were on the network.
             database.enforceLimits(includingAge: false)
@@ -384,42 +334,62 @@ final class Uploader: @unchecked Sendable {
         if stopped == nil && !isWaiting { fill() }
     }
 
-    private func handle(_ batch: OutgoingBatch, _ outcome: Result<TransportResponse, any Error>) {
-        let response: TransportResponse
+    /// What the state machine needs to know of a send's outcome.
+    private func answer(_ outcome: Result<TransportResponse, any Error>) -> UploadStateMachine.Answer {
         switch outcome {
         case .failure(is HeldBack):
-            return  // not sent: nothing to count; the wait that held it back ends with a trigger
+            return .heldBack
         case .failure(let failure as CompressionFailure):
-            return backOff(.encoding("\(failure.error)"), retryAfter: nil)
+            return .compressionFailed("\(failure.error)")
         case .failure(let failure as UntrustedCollector):
-            // A security event, not weather: said at error level. It may be a captive portal or an
-            // attacker, so back off as after any failure rather than pausing for long.
+            // A security event, not weather: said at error level.
             logger.error("refusing the collector's certificate; events stay on the device", metadata: ["host": "\(failure.host)"])
-            return retry(batch, .untrustedCollector(failure.description), retryAfter: nil)
+            return .untrustedCollector(failure.description)
         case .failure(let error):
-            return retry(batch, .network(describeTransportError(error)), retryAfter: nil)
-        case .success(let value):
-            response = value
+            return .network(describeTransportError(error))
+        case .success(let response):
+            return .response(UploadVerdict(response), status: response.status, message: response.errorMessage)
         }
-        let status = response.status
-        switch UploadVerdict(response) {
-        case .delivered:
+    }
+
+    /// Does what the state machine decided for a batch: the database, the logs, the waits.
+    private func act(on action: UploadStateMachine.Action, for batch: OutgoingBatch) {
+        switch action {
+        case .none:
+            return
+        case .deliver:
             delivered(batch)
-        case .split where batch.eventCount > 1:
-            // Too big, or one event in it is refused: send it again in halves to find out.
-            logger.debug("splitting a refused batch", metadata: ["status": "\(status)", "events": "\(batch.eventCount)"])
-            batchMaxEvents = max(1, batch.eventCount / 2)
-            deliveriesSinceSplit = 0
+        case .release:
+            logger.debug("splitting a refused batch", metadata: ["events": "\(batch.eventCount)"])
             do { try database.withOutbox(outputID) { (outbox) throws(SQLiteError) in try outbox.release(batch) } } catch {
-                return backOff(.storage(error), retryAfter: nil)
+                return backOff(.storage(error))
             }
-        case .split:
-            quarantine(batch, status: status, reason: response.errorMessage)
-        case .retry(let retryAfter):
-            retry(batch, .server(status: status, message: response.errorMessage), retryAfter: retryAfter)
-        case .pause:
-            pause(.refused(status: status, message: response.errorMessage))
+        case .quarantine(let status, let reason):
+            quarantine(batch, status: status, reason: reason)
+        case .retryAlone(_, let delay):
+            countAttempt(batch)
+            logger.debug("upload failed; retrying the batch later",
+                         metadata: ["output": "\(outputID)", "error": "\(machine.lastError.map { "\($0)" } ?? "")", "delay_s": "\(delay)"])
+        case .retryAll(let wait, let hold):
+            countAttempt(batch)
+            if let hold {
+                // The collector's wait binds the next process too (a crash, a restart).
+                try? database.withOutbox(outputID) { (outbox) throws(SQLiteError) in
+                    try outbox.holdUploads(untilMilliseconds: hold.untilMilliseconds, status: hold.status, message: hold.message)
+                }
+            }
+            started(wait, machine.lastError)
+        case .waitAll(let wait):
+            if let error = machine.lastError, case .refused = error {
+                logger.error("the output refused uploads; pausing them", metadata: ["output": "\(outputID)", "error": "\(error)"])
+            }
+            started(wait, machine.lastError)
         }
+    }
+
+    private func countAttempt(_ batch: OutgoingBatch) {
+        try? database.withOutbox(outputID) { (outbox) throws(SQLiteError) in try outbox.countAttempt(batch) }
+        retriedAttempts += 1
     }
 
     private func delivered(_ batch: OutgoingBatch) {
@@ -430,17 +400,9 @@ final class Uploader: @unchecked Sendable {
         } catch {
             // Delivered but not deleted: the same batch goes again and the collector's
             // de-duplication drops it. Nothing is lost either way.
-            return backOff(.storage(error), retryAfter: nil)
+            return backOff(.storage(error))
         }
-        backoff.reset()
-        if !isWaiting && batchWaits.isEmpty {  // another batch's failure may have started a wait: keep its story
-            lastError = nil
-            nextAttempt = nil
-        }
-        if batchMaxEvents < settings.batchMaxEvents {
-            deliveriesSinceSplit += 1
-            if deliveriesSinceSplit >= Self.deliveriesBeforeRegrowing { batchMaxEvents = settings.batchMaxEvents }
-        }
+        machine.delivered(at: clock.monotonicNanoseconds())
     }
 
     /// The collector refused this single event for good: set it aside with its reason.
@@ -453,71 +415,26 @@ final class Uploader: @unchecked Sendable {
                 try outbox.quarantine(batch, status: status, reason: reason, now: now)
             }
         } catch {
-            return backOff(.storage(error), retryAfter: nil)
+            return backOff(.storage(error))
         }
         quarantinedEvents += batch.eventCount
-        // The refused event is out of the way: batches may be full-size again.
-        batchMaxEvents = settings.batchMaxEvents
+        machine.quarantined()
     }
 
     // MARK: Waiting
 
-    private func retry(_ batch: OutgoingBatch, _ error: UploadError, retryAfter: TimeInterval?) {
-        try? database.withOutbox(outputID) { (outbox) throws(SQLiteError) in try outbox.countAttempt(batch) }
-        retriedAttempts += 1
-        guard retryAfter == nil, backoff.failures + 1 < failuresBeforeWaitingAll else {
-            if let retryAfter, case .server(let status, let message) = error {
-                // The collector's wait binds the next process too (a crash, a restart).
-                let until = clock.wallMilliseconds() &+ min(retryAfter, Backoff.longestRetryAfter).milliseconds
-                try? database.withOutbox(outputID) { (outbox) throws(SQLiteError) in
-                    try outbox.holdUploads(untilMilliseconds: until, status: status, message: message)
-                }
-            }
-            return backOff(error, retryAfter: retryAfter)
+    /// A failure that is no batch's own (storage): every batch waits, as ``Backoff`` says.
+    private func backOff(_ error: UploadError) {
+        started(machine.backOff(error, retryAfter: nil, at: now), error)
+    }
+
+    /// A wait for every batch the state machine started (or kept: a longer one was in force).
+    private func started(_ wait: UploadStateMachine.WaitStart, _ error: UploadError?) {
+        if case .started(let until, let delay) = wait {
+            logger.debug("upload failed; retrying later", metadata: ["output": "\(outputID)", "error": "\(error.map { "\($0)" } ?? "")", "delay_s": "\(delay)"])
+            gate.close(until: until)
+            armRetryTimer(at: until)
         }
-        // This batch alone waits, as long as its own failures say; the others go on.
-        _ = backoff.failed()
-        let failures = batchFailures[batch.rowID, default: 0] + 1
-        batchFailures[batch.rowID] = failures
-        let delay = backoff.delay(afterFailures: failures)
-        logger.debug("upload failed; retrying the batch later", metadata: ["output": "\(outputID)", "error": "\(error)", "delay_s": "\(delay)"])
-        let end = endOfWait(delay)
-        batchWaits[batch.rowID] = end.until
-        lastError = error
-        nextAttempt = end.at
-    }
-
-    /// When a wait of `delay` seconds (at most a week) ends: on the monotonic clock, saturating,
-    /// for the timers; and as the wall time ``nextAttempt`` shows.
-    private func endOfWait(_ delay: TimeInterval) -> (until: UInt64, at: Date) {
-        let nanoseconds = min(delay, 7 * 86_400).nanoseconds
-        let (sum, overflow) = clock.monotonicNanoseconds().addingReportingOverflow(nanoseconds)
-        return (overflow ? .max : sum, Date(timeIntervalSince1970: Double(clock.wallMilliseconds()) / 1000 + Double(nanoseconds) / 1e9))
-    }
-
-    /// Waits as ``Backoff`` says: exponential with full jitter, never less than `Retry-After`.
-    private func backOff(_ error: UploadError, retryAfter: TimeInterval?) {
-        let delay = backoff.failed(retryAfter: retryAfter)
-        logger.debug("upload failed; retrying later", metadata: ["output": "\(outputID)", "error": "\(error)", "delay_s": "\(delay)"])
-        wait(delay, then: { .backingOff(until: $0) }, error)
-    }
-
-    private func pause(_ error: UploadError) {
-        logger.error("the output refused uploads; pausing them", metadata: ["output": "\(outputID)", "error": "\(error)"])
-        wait(settings.refusedBackoff, then: { .paused(until: $0) }, error)
-    }
-
-    private func wait(_ delay: TimeInterval, then phaseUntil: (UInt64) -> Phase, _ error: UploadError) {
-        let (until, at) = endOfWait(delay)
-        lastError = error
-        // A wait in force is never cut short: a network error on one connection, answered with a
-        // short backoff, must not undo the `Retry-After` another batch was just given.
-        if case .backingOff(let current) = phase, current >= until { return finishFlushes(error) }
-        if case .paused(let current) = phase, current >= until { return finishFlushes(error) }
-        phase = phaseUntil(until)
-        gate.close(until: until)
-        nextAttempt = at
-        armRetryTimer(at: until)
         finishFlushes(error)
     }
 
