@@ -50,55 +50,13 @@ public final class NFLogger: Sendable {
         try configuration.validate()
         self.configuration = configuration
         self.clock = clock
-        let installID = configuration.policyOptions.installID.map { ($0, true) } ?? InstallID.load(forDatabase: configuration.databaseURL)
-        if !installID.1 {
-            configuration.logger.warning("the install id could not be saved; sampling decisions may change at the next start")
-        }
-        // A policy cached by an earlier run applies from the first call, before the network answers.
-        let cache = PolicyCache(forDatabase: configuration.databaseURL)
-        let verifier = configuration.policyOptions.publicKey.map(PolicyVerifier.init(publicKey:))
-        let cached = configuration.policyURL == nil ? nil
-            : PolicyManager.loadCached(cache, verifier: verifier, logger: configuration.logger)
-        let initialPolicy = cached?.policy ?? configuration.policyOptions.fallback
-        let consent = ConsentFile.load(forDatabase: configuration.databaseURL) ?? configuration.initialConsent
-        let store = FacadeStateStore(FacadeState(mode: configuration.mode, policy: initialPolicy,
-                                                 samplingSeed: Sampling.seed(installID: installID.0), consent: consent))
-        self.store = store
-        let label = "nflogger.\(configuration.appID)"
-        self.completions = CompletionDispatcher(queue: configuration.completionQueue ?? DispatchQueue(label: label + ".completions"))
-        // The one queue that owns the database and the uploads (checked in debug builds).
-        let owner = QueueOwner(queue: DispatchQueue(label: label + ".requests", qos: .utility))
-        let database = DatabaseManager(owner: owner,
-            path: configuration.databaseURL.path,
-            busyTimeoutMilliseconds: Int32(clamping: configuration.limits.busyTimeout.milliseconds),
-            properties: StandardProperties(appID: configuration.appID, appVersion: configuration.appVersion),
-            limits: StorageLimits(configuration.limits, policy: initialPolicy), consent: consent,
-            cipher: configuration.encryptionKey.map(ParameterCipher.init(key:)), outputs: DurableOutputSet(configuration),
-            clock: clock, logger: configuration.logger)
-        let sessions = SessionTracker(idleTimeoutNanoseconds: configuration.sessionIdleTimeout.nanoseconds,
-                                      wallMilliseconds: clock.wallMilliseconds())
-        let transport = configuration.makeTransport()
-        ownTransport = configuration.network.transport == nil ? transport as? DefaultHTTPTransport : nil
-        let requests = RequestManager(configuration: configuration, transport: transport, database: database, completions: completions,
-                                      sessions: sessions, clock: clock, owner: owner, consent: consent)
-        self.requests = requests
-        requests.apply(initialPolicy)
-        if let url = configuration.policyURL, let appKey = configuration.appKey {
-            let apply: @Sendable (Policy?) -> Void = { policy in
-                Self.apply(policy, to: store, requests: requests, configuration: configuration)
-            }
-            let manager = PolicyManager(
-                url: url, appKey: appKey,
-                transport: transport,
-                verifier: verifier, cache: cache,
-                defaultRefresh: configuration.policyOptions.fallback?.refreshInterval ?? configuration.policyOptions.refreshInterval,
-                logger: configuration.logger, completionQueue: completions.queue, initial: cached,
-                fallbackSource: configuration.policyOptions.fallback == nil ? .none : .defaultPolicy, apply: apply)
-            policyManager = manager
-            manager.start()
-        } else {
-            policyManager = nil
-        }
+        let graph = LoggerGraph(configuration: configuration, clock: clock)
+        store = graph.store
+        completions = graph.completions
+        requests = graph.requests
+        policyManager = graph.policyManager
+        ownTransport = graph.ownTransport
+        graph.start()
         configuration.logger.debug("logger started", metadata: ["mode": "\(configuration.mode)"])
     }
 
@@ -178,14 +136,6 @@ public final class NFLogger: Sendable {
     /// Forgets the location: privacy zones no longer filter anything.
     public func clearLocation() {
         store.update { $0.setLocation(nil) }
-    }
-
-    /// Puts a policy (or, with `nil`, the configuration's default) in force: the behaviour switches
-    /// atomically and the upload settings change for what follows.
-    private static func apply(_ policy: Policy?, to store: FacadeStateStore, requests: RequestManager, configuration: Configuration) {
-        let effective = policy ?? configuration.policyOptions.fallback
-        store.update { $0.apply(effective) }
-        requests.apply(effective)
     }
 
     // MARK: Policy

@@ -60,9 +60,11 @@ final class RequestManager: @unchecked Sendable {
         var sessions: SessionTracker
     }
 
-    init(configuration: Configuration, transport: any HTTPTransport, database: DatabaseManager,
-         completions: CompletionDispatcher, sessions: SessionTracker, clock: any EventClock, owner: QueueOwner,
-         consent: Consent) {
+    /// - Parameters:
+    ///   - uploaders: one per durable output, on `owner`'s queue (``LoggerGraph`` builds them).
+    ///   - bestEffort: the outputs handed each committed event they match.
+    init(configuration: Configuration, database: DatabaseManager, completions: CompletionDispatcher,
+         uploaders: [Uploader], bestEffort: BestEffortOutputs, sessions: SessionTracker, clock: any EventClock, owner: QueueOwner) {
         let queue = owner.queue
         logger = configuration.logger
         self.queue = queue
@@ -75,22 +77,8 @@ final class RequestManager: @unchecked Sendable {
         self.filters = FilterChain(configuration.filters)
         self.pending = Lock(PendingState(sessions: sessions))
         self.clock = clock
-        var sinks: [(String, any BatchSink)] = []
-        if let url = configuration.uploadURL, let appKey = configuration.appKey {
-            sinks.append((Configuration.collectorOutputID, CollectorSink(transport: transport, url: url, appKey: appKey)))
-        }
-        for output in configuration.outputs {
-            if let collector = output as? CollectorOutput {
-                sinks.append((collector.id, CollectorSink(transport: transport, url: collector.url, appKey: collector.appKey)))
-            } else if let durable = output as? any DurableOutput {
-                sinks.append((durable.id, DurableOutputSink(output: durable)))
-            }
-        }
-        uploaders = sinks.map { id, sink in
-            Uploader(queue: queue, database: database, sink: sink, outputID: id, settings: configuration.upload, clock: clock,
-                     logger: configuration.logger, completionQueue: completions.queue, consent: consent)
-        }
-        bestEffort = BestEffortOutputs(configuration.outputs)
+        self.uploaders = uploaders
+        self.bestEffort = bestEffort
         // Open (and migrate) the database now, in the background, rather than on the first event;
         // then send whatever a previous run left behind.
         queue.async {
