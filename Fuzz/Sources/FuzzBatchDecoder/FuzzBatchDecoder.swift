@@ -1,4 +1,4 @@
-@_spi(NFLogWire) import NFLogCollector
+@_spi(NFLogShared) import NFLogSupport
 
 /// The collector's view of a request body: `BatchDecoder.decode` with the limits it serves with,
 /// then the properties a decoded batch must have, or the error's text (the collector answers with

@@ -1,6 +1,6 @@
 import FaultProxy
 import Foundation
-@_spi(NFLogWire) import NFLogCollector
+import NFLogCollector
 @_spi(NFLogShared) import NFLogSupport
 @testable import NFLogger
 import Testing

@@ -5,6 +5,7 @@ import NFLogCollectorTesting
 import NFLogger
 import Testing
 import NFLogTestSupport
+@_spi(NFLogShared) import NFLogSupport
 
 /// The SDK's own log (swift-log): quiet by default, and at every level it never carries
 /// parameters, app keys or encryption keys.

@@ -1,6 +1,7 @@
 import Foundation
 @_spi(NFLogWire) import NFLogCollector
 import Testing
+@_spi(NFLogShared) import NFLogSupport
 
 /// `nflog-collector report --series hour|day` on a SQLite file: the store's series, as JSON or a
 /// line per bucket, and refusals before anything is read.

@@ -2,6 +2,7 @@ import CollectorTestSupport
 import Foundation
 @_spi(NFLogWire) import NFLogCollector
 import Testing
+@_spi(NFLogShared) import NFLogSupport
 
 /// `nflog-collector report` and `export` on a PostgreSQL store (`--store postgres://…`,
 /// `--postgres URL`), against the same batches in a SQLite file (`--db`). Each run writes under an

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(NFLogShared) import NFLogSupport
+@_spi(NFLogShared) @testable import NFLogSupport
 import Testing
 @_spi(NFLogWire) @testable import NFLogCollector
 

@@ -2,6 +2,7 @@ import CollectorTestSupport
 import Foundation
 @_spi(NFLogWire) @testable import NFLogCollector
 import Testing
+@_spi(NFLogShared) import NFLogSupport
 
 /// What every ``EventStore`` does the same, run on each store (SQLite, and PostgreSQL when
 /// NFLOG_POSTGRES_URL is set): ingest, de-duplication, diagnostics counted once, per-app isolation.

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(NFLogWire) @testable import NFLogCollector
+@_spi(NFLogShared) import NFLogSupport
 
 /// Batches whose use cases are transactions that log steps and are abandoned at different steps,
 /// in two app versions and two hours, and the funnels worked out by hand from them.

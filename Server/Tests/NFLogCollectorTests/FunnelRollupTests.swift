@@ -1,7 +1,7 @@
 import CollectorTestSupport
 import Foundation
 import Logging
-@_spi(NFLogShared) import NFLogSupport
+@_spi(NFLogShared) @testable import NFLogSupport
 import Testing
 @_spi(NFLogWire) @testable import NFLogCollector
 

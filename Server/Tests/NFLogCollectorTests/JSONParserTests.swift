@@ -1,5 +1,6 @@
 import Testing
 @_spi(NFLogWire) @testable import NFLogCollector
+@_spi(NFLogShared) @testable import NFLogSupport
 
 @Suite("The strict JSON parser")
 struct JSONParserTests {

@@ -5,6 +5,7 @@ import Logging
 import PostgresNIO
 import Synchronization
 import Testing
+@_spi(NFLogShared) import NFLogSupport
 
 /// Why the PostgreSQL suites are skipped without a server.
 enum PostgresTests {

@@ -2,6 +2,7 @@ import CollectorTestSupport
 import Foundation
 @_spi(NFLogWire) @testable import NFLogCollector
 import Testing
+@_spi(NFLogShared) import NFLogSupport
 
 /// Batches for a report with every section: use cases completed and abandoned (some in
 /// transactions whose backend logged server spans), network spans, sessions (ended, never

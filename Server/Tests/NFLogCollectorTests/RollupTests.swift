@@ -2,7 +2,7 @@ import CollectorTestSupport
 import Foundation
 import Logging
 @_spi(NFLogWire) @testable import NFLogCollector
-@_spi(NFLogShared) import NFLogSupport
+@_spi(NFLogShared) @testable import NFLogSupport
 import PostgresNIO
 import Synchronization
 import Testing

@@ -1,7 +1,7 @@
 import CollectorTestSupport
 import Foundation
 @_spi(NFLogWire) @testable import NFLogCollector
-@_spi(NFLogShared) import NFLogSupport
+@_spi(NFLogShared) @testable import NFLogSupport
 import Testing
 
 /// Batches built directly (no JSON), for stores with many thousands of events.

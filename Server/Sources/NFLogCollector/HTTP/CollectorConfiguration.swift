@@ -1,5 +1,6 @@
 public import Crypto
 public import Foundation
+@_spi(NFLogShared) public import NFLogSupport
 
 /// How a collector listens and what it accepts.
 public struct CollectorConfiguration: Sendable {

@@ -1,3 +1,4 @@
+@_spi(NFLogShared) import NFLogSupport
 extension Batch.Event {
     /// For a use case (a span of type `usecase`): whether it was given up, which the report counts
     /// as abandoned: closed by the SDK (``abandoned``), or ended by the app with `completed`

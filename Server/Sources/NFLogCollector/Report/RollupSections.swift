@@ -1,3 +1,4 @@
+@_spi(NFLogShared) import NFLogSupport
 /// The report's sections that the hourly rollups answer, computed from a store's rollup rows for
 /// the report's range and app version (``HourlyRollup``, whatever their hours): the one place
 /// these figures are computed, for both stores, so their reports agree to the byte.

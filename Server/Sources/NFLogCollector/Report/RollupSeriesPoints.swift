@@ -1,3 +1,4 @@
+@_spi(NFLogShared) import NFLogSupport
 /// The series' points by hour or day, computed from a store's rollup rows by hour (the hours'
 /// events, web events and network round-trip buckets, whatever else their keys say): the one
 /// place these figures are computed for both stores, as ``RollupSections`` is for the report.

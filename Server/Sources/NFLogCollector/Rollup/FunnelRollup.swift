@@ -1,4 +1,5 @@
 import Foundation
+@_spi(NFLogShared) import NFLogSupport
 
 /// The use cases' funnels as rollup rows (`funnel_hours`): per hour of the run's start (device
 /// time), the run's app version, use case and step name, the runs that reached the step and the

@@ -1,3 +1,4 @@
+@_spi(NFLogShared) import NFLogSupport
 /// The rollup rows a set of stored events adds, keyed by hour of device time (UTC) and app
 /// version, summed in memory so that a batch writes one row per key, not per event.
 ///

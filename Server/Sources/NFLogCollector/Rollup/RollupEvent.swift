@@ -1,4 +1,5 @@
 import Foundation
+@_spi(NFLogShared) import NFLogSupport
 
 /// What the rollups need of one stored event: from a batch at ingest (``init(_:)``), or from a
 /// stored row when the rollups are built for events stored before them (the backfill).

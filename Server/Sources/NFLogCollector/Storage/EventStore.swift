@@ -1,4 +1,5 @@
 public import Foundation
+@_spi(NFLogShared) public import NFLogSupport
 
 /// What storing a batch did.
 @_spi(NFLogWire) public struct StoreResult: Sendable, Equatable, Codable {

@@ -2,7 +2,7 @@ import Dispatch
 public import Foundation
 public import Logging
 import Synchronization
-@_spi(NFLogShared) import NFLogSupport
+@_spi(NFLogShared) public import NFLogSupport
 
 /// The default ``EventStore``: one SQLite file (WAL), created if missing.
 ///

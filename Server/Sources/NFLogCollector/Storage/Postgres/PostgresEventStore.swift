@@ -1,6 +1,6 @@
 public import Foundation
 public import Logging
-@_spi(NFLogShared) import NFLogSupport
+@_spi(NFLogShared) public import NFLogSupport
 import PostgresNIO
 import Synchronization
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+@_spi(NFLogShared) import NFLogSupport
 
 /// Adds the events stored before the rollups existed (schema version 7) to them, then the runs
 /// and the sessions stored before the funnels' and sessions' rollups (schema 8) to those, as SQLite's ``SQLiteRollupBackfill``

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+@_spi(NFLogShared) import NFLogSupport
 
 /// Reads the rollup rows a report needs on PostgreSQL, as ``SQLiteRollupReading`` does on SQLite:
 /// the range's whole hours from the `*_now` views (keyed rows plus deltas; compacted days from

@@ -1,5 +1,4 @@
 import Foundation
-@_spi(NFLogShared) import NFLogSupport
 
 /// Checks one element of a batch's `aggregates` against docs/PROTOCOL.md ("Aggregates",
 /// "Quantile sketches and measure summaries") and turns it into a ``Batch/Aggregate``.

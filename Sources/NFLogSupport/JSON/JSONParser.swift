@@ -1,17 +1,17 @@
 /// Why a document is not acceptable JSON, and where.
-@_spi(NFLogWire) public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+@_spi(NFLogShared) public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Byte offset in the input.
-    @_spi(NFLogWire) public let offset: Int
-    @_spi(NFLogWire) public let reason: String
+    @_spi(NFLogShared) public let offset: Int
+    @_spi(NFLogShared) public let reason: String
     /// The JSON path to the value being parsed, such as `events[3].parameters`; empty at the top.
-    @_spi(NFLogWire) public private(set) var path = ""
+    @_spi(NFLogShared) public private(set) var path = ""
 
     init(offset: Int, reason: String) {
         self.offset = offset
         self.reason = reason
     }
 
-    @_spi(NFLogWire) public var description: String {
+    @_spi(NFLogShared) public var description: String {
         path.isEmpty ? "\(reason) at byte \(offset)" : "\(reason) at byte \(offset) (in \(path))"
     }
 
@@ -35,14 +35,14 @@
 /// an object, nesting deeper than `maxDepth`, strings longer than `maxStringBytes`. Every
 /// refusal says where. It never recurses deeper than `maxDepth`, so hostile nesting cannot
 /// exhaust the stack.
-@_spi(NFLogWire) public struct JSONParser {
-    @_spi(NFLogWire) public struct Limits: Sendable {
-        @_spi(NFLogWire) public var maxDepth = 64
-        @_spi(NFLogWire) public var maxStringBytes = 64 * 1024
+@_spi(NFLogShared) public struct JSONParser {
+    @_spi(NFLogShared) public struct Limits: Sendable {
+        @_spi(NFLogShared) public var maxDepth = 64
+        @_spi(NFLogShared) public var maxStringBytes = 64 * 1024
         /// The most values (of any kind) in one document: a few bytes of `[0,0,0,…]` must not
         /// become hundreds of megabytes of parsed tree.
-        @_spi(NFLogWire) public var maxValues = 1_000_000
-        @_spi(NFLogWire) public init() {}
+        @_spi(NFLogShared) public var maxValues = 1_000_000
+        @_spi(NFLogShared) public init() {}
     }
 
     private static let linearKeyCheck = 16
@@ -57,7 +57,7 @@
     }
 
     /// Parses one JSON document (surrounding whitespace allowed, nothing else).
-    @_spi(NFLogWire) public static func parse(_ bytes: [UInt8], limits: Limits = Limits()) throws(JSONParseError) -> JSONValue {
+    @_spi(NFLogShared) public static func parse(_ bytes: [UInt8], limits: Limits = Limits()) throws(JSONParseError) -> JSONValue {
         var result: Result<JSONValue, JSONParseError> = .failure(JSONParseError(offset: 0, reason: "no input"))
         bytes.withUnsafeBufferPointer { buffer in
             var parser = JSONParser(buffer, limits: limits)

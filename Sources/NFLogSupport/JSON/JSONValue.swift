@@ -2,7 +2,7 @@
 ///
 /// Not `indirect`: arrays and ``JSONObject`` already hold their children out of line, and an
 /// indirect enum would put every number and string in a heap box of its own.
-@_spi(NFLogWire) public enum JSONValue: Sendable, Equatable {
+@_spi(NFLogShared) public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case number(JSONNumber)
@@ -24,26 +24,26 @@
 }
 
 /// A JSON number: its Double value, and its exact integer value when it was written as one.
-@_spi(NFLogWire) public struct JSONNumber: Sendable, Equatable {
+@_spi(NFLogShared) public struct JSONNumber: Sendable, Equatable {
     /// Set when the text was an integer (no fraction, no exponent) that fits in Int64.
-    @_spi(NFLogWire) public let integer: Int64?
-    @_spi(NFLogWire) public let double: Double
+    @_spi(NFLogShared) public let integer: Int64?
+    @_spi(NFLogShared) public let double: Double
 }
 
 /// One member of a JSON object.
-@_spi(NFLogWire) public struct JSONMember: Sendable, Equatable {
-    @_spi(NFLogWire) public let key: String
-    @_spi(NFLogWire) public let value: JSONValue
+@_spi(NFLogShared) public struct JSONMember: Sendable, Equatable {
+    @_spi(NFLogShared) public let key: String
+    @_spi(NFLogShared) public let value: JSONValue
 }
 
 /// A JSON object: members in document order, and where it sits in the input, so that an object
 /// such as an event's parameters can be stored verbatim without being re-encoded.
-@_spi(NFLogWire) public struct JSONObject: Sendable, Equatable {
-    @_spi(NFLogWire) public let members: [JSONMember]
+@_spi(NFLogShared) public struct JSONObject: Sendable, Equatable {
+    @_spi(NFLogShared) public let members: [JSONMember]
     /// The object's bytes in the parsed input, braces included.
-    @_spi(NFLogWire) public let range: Range<Int>
+    @_spi(NFLogShared) public let range: Range<Int>
 
-    @_spi(NFLogWire) public subscript(key: String) -> JSONValue? {
+    @_spi(NFLogShared) public subscript(key: String) -> JSONValue? {
         members.first { $0.key == key }?.value
     }
 

@@ -1,27 +1,26 @@
 import Foundation
-@_spi(NFLogShared) import NFLogSupport
 
 /// A batch that breaks the protocol: what is wrong and where (a JSON path such as `events[3].uuid`).
-@_spi(NFLogWire) public struct BatchError: Error, Sendable, Equatable, CustomStringConvertible {
-    @_spi(NFLogWire) public let path: String
-    @_spi(NFLogWire) public let reason: String
+@_spi(NFLogShared) public struct BatchError: Error, Sendable, Equatable, CustomStringConvertible {
+    @_spi(NFLogShared) public let path: String
+    @_spi(NFLogShared) public let reason: String
     /// The batch is well-formed but holds more than the collector takes at once (answered 413,
     /// so a sender splits it rather than giving up on it).
-    @_spi(NFLogWire) public var isOverLimit = false
+    @_spi(NFLogShared) public var isOverLimit = false
 
-    @_spi(NFLogWire) public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }
+    @_spi(NFLogShared) public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }
 }
 
 /// Turns a parsed document into a ``Batch``, checking every rule of docs/PROTOCOL.md.
 /// Fields the protocol does not define are ignored, so newer SDKs can add some.
-@_spi(NFLogWire) public struct BatchDecoder: Sendable {
-    @_spi(NFLogWire) public var maxEvents = 10_000
-    @_spi(NFLogWire) public var maxSessions = 1_000
+@_spi(NFLogShared) public struct BatchDecoder: Sendable {
+    @_spi(NFLogShared) public var maxEvents = 10_000
+    @_spi(NFLogShared) public var maxSessions = 1_000
 
-    @_spi(NFLogWire) public init() {}
+    @_spi(NFLogShared) public init() {}
 
     /// Parses and validates a batch body.
-    @_spi(NFLogWire) public func decode(_ body: [UInt8], limits: JSONParser.Limits = .init()) throws(BatchError) -> Batch {
+    @_spi(NFLogShared) public func decode(_ body: [UInt8], limits: JSONParser.Limits = .init()) throws(BatchError) -> Batch {
         let document: JSONValue
         do { document = try JSONParser.parse(body, limits: limits) } catch {
             throw BatchError(path: error.path, reason: "malformed JSON: \(error.reason) at byte \(error.offset)")
