@@ -23,6 +23,21 @@ public import Foundation
 
     @_spi(NFLogShared) public func path(_ key: String) -> String { prefix + key }
 
+    /// Where this object sits in its document (`events[3]`); empty for the root.
+    @_spi(NFLogShared) public var objectPath: String { prefix.hasSuffix(".") ? String(prefix.dropLast()) : prefix }
+
+    /// The names of its members.
+    @_spi(NFLogShared) public var keys: Dictionary<String, Any>.Keys { object.keys }
+
+    @_spi(NFLogShared) public func contains(_ key: String) -> Bool { object[key] != nil }
+
+    /// A member as `JSONSerialization` gave it, for a reader with typing of its own (NFLoggerTesting
+    /// reads values as the SDK reads parameters); `nil` if absent.
+    @_spi(NFLogShared) public func raw(_ key: String) -> Any? { object[key] }
+
+    /// The whole object as `JSONSerialization` gave it.
+    @_spi(NFLogShared) public var rawObject: [String: Any] { object }
+
     @_spi(NFLogShared) public func rejectUnknown(_ known: Set<String>) throws(Failure) {
         if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
             throw failure(.unknown(path(unknown)))

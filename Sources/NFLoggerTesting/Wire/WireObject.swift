@@ -1,16 +1,18 @@
 public import Foundation
 public import NFLogger
+@_spi(NFLogShared) import NFLogSupport
 
 /// A JSON object of the wire format, read field by field; each failure names the field's path
-/// (`events[3].uuid`), as the collector's error bodies do.
+/// (`events[3].uuid`), as the collector's error bodies do. The walk and the paths are
+/// NFLogSupport's `FieldReader` (the one the SDK reads its policy and configuration with); the
+/// values are read as the SDK reads JSON values (`LogParameters(jsonObject:)`): `2` is an
+/// integer and `2.0` a double, `true` a boolean and not `1`, so a batch the SDK wrote with the
+/// wrong type is caught.
 @_spi(NFLogShared) public struct WireObject {
-    private let members: [String: Any]
-    /// Where the object sits in its document; empty for the root.
-    @_spi(NFLogShared) public let path: String
+    private let fields: FieldReader<WireFormatError>
 
-    private init(members: [String: Any], path: String) {
-        self.members = members
-        self.path = path
+    private init(_ fields: FieldReader<WireFormatError>) {
+        self.fields = fields
     }
 
     /// Parses a whole document whose root must be an object.
@@ -20,28 +22,30 @@ public import NFLogger
             throw WireFormatError(path: nil, "malformed JSON: \((error as NSError).localizedDescription)")
         }
         guard let members = root as? [String: Any] else { throw WireFormatError(path: nil, "the document must be an object") }
-        self.init(members: members, path: "")
+        self.init(FieldReader(members, failure: WireFormatError.init))
     }
 
-    @_spi(NFLogShared) public func path(of key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+    /// Where the object sits in its document; empty for the root.
+    @_spi(NFLogShared) public var path: String { fields.objectPath }
+
+    @_spi(NFLogShared) public func path(of key: String) -> String { fields.path(key) }
 
     /// The names of its members.
-    @_spi(NFLogShared) public var keys: Dictionary<String, Any>.Keys { members.keys }
+    @_spi(NFLogShared) public var keys: Dictionary<String, Any>.Keys { fields.keys }
 
-    @_spi(NFLogShared) public func contains(_ key: String) -> Bool { members[key] != nil }
+    @_spi(NFLogShared) public func contains(_ key: String) -> Bool { fields.contains(key) }
 
     /// A member object's JSON text, to decode with a `Decodable` type of its own.
     @_spi(NFLogShared) public func json(_ key: String) throws(WireFormatError) -> Data {
-        guard let value = members[key] as? [String: Any] else { throw WireFormatError(path: path(of: key), "must be an object") }
+        let value = try object(key).fields.rawObject
         do { return try JSONSerialization.data(withJSONObject: value) } catch {
             throw WireFormatError(path: path(of: key), "cannot be read back: \(error)")
         }
     }
 
-    /// A member's value, read as the SDK reads JSON values (`LogParameters(jsonObject:)`):
-    /// `2` is an integer and `2.0` a double, `true` a boolean and not `1`.
+    /// A member's value, read as the SDK reads JSON values.
     private func required(_ key: String) throws(WireFormatError) -> LogValue {
-        guard let value = members[key] else { throw WireFormatError(path: path(of: key), "is missing") }
+        guard let value = fields.raw(key) else { throw WireFormatError(path: path(of: key), "is missing") }
         return try Self.logValues([key: value], path: path)[key] ?? .null
     }
 
@@ -96,31 +100,34 @@ public import NFLogger
     }
 
     @_spi(NFLogShared) public func object(_ key: String) throws(WireFormatError) -> WireObject {
-        guard let value = members[key] else { throw WireFormatError(path: path(of: key), "is missing") }
-        guard let object = value as? [String: Any] else { throw WireFormatError(path: path(of: key), "must be an object") }
-        return WireObject(members: object, path: path(of: key))
+        guard let object = try fields.object(key) else { throw WireFormatError(path: path(of: key), "is missing") }
+        return WireObject(object)
     }
 
     @_spi(NFLogShared) public func optionalObject(_ key: String) throws(WireFormatError) -> WireObject? {
-        contains(key) ? try object(key) : nil
+        try fields.object(key).map(WireObject.init)
     }
 
     /// The members of an optional object, as the SDK reads parameters; empty when it is absent.
     @_spi(NFLogShared) public func parameters(_ key: String) throws(WireFormatError) -> [String: LogValue] {
         guard let object = try optionalObject(key) else { return [:] }
-        return try Self.logValues(object.members, path: object.path)
+        return try Self.logValues(object.fields.rawObject, path: object.path)
     }
 
     /// Each element of an array of objects.
     @_spi(NFLogShared) public func objects(_ key: String) throws(WireFormatError) -> [WireObject] {
-        guard let value = members[key] else { throw WireFormatError(path: path(of: key), "is missing") }
-        guard let elements = value as? [Any] else { throw WireFormatError(path: path(of: key), "must be an array") }
-        var objects: [WireObject] = []
-        for (index, element) in elements.enumerated() {
-            let elementPath = "\(path(of: key))[\(index)]"
-            guard let object = element as? [String: Any] else { throw WireFormatError(path: elementPath, "must be an object") }
-            objects.append(WireObject(members: object, path: elementPath))
+        guard let objects = try fields.objects(key) else { throw WireFormatError(path: path(of: key), "is missing") }
+        return objects.map(WireObject.init)
+    }
+}
+
+extension WireFormatError {
+    /// What the shared field reader found, as this error.
+    init(_ problem: FieldProblem) {
+        switch problem {
+        case .missing(let path): self.init(path: path, "is missing")
+        case .invalid(let path, let reason): self.init(path: path, reason)
+        case .unknown(let path): self.init(path: path, "is not a field of the wire format")
         }
-        return objects
     }
 }
