@@ -140,12 +140,19 @@ public final class RecordingTransport: HTTPTransport, Sendable {
             return Self.error(415, message)
         }
         let batch: RecordedBatch
+        let json: [UInt8]
         do throws(WireFormatError) {
-            let json = encoding?.hasSuffix("gzip") == true ? try Self.gunzip(request.body) : Array(request.body)
+            json = encoding?.hasSuffix("gzip") == true ? try Self.gunzip(request.body) : Array(request.body)
             batch = try RecordedBatch(wire: WireObject(json: json), appKey: request.header("X-NFLog-Key"))
         } catch {
             state.withLock { $0.unreadableUploads.append(error.description) }
             return Self.error(400, error.reason, path: error.path)
+        }
+        // Read as the collector reads it too (the wire contract's decoder, NFLogSupport's): what a
+        // collector would refuse is refused here, with its status, reason and path.
+        do throws(BatchError) { _ = try BatchDecoder().decode(json) } catch {
+            state.withLock { $0.unreadableUploads.append(error.description) }
+            return Self.error(error.isOverLimit ? 413 : 400, error.reason, path: error.path.isEmpty ? nil : error.path)
         }
         let (queued, responder) = state.withLock { state in
             (state.responses.isEmpty ? nil : state.responses.removeFirst(), state.responder)

@@ -197,6 +197,25 @@ struct RecordingTransportTests {
         #expect(transport.unreadableUploads.count == 3 && transport.batches.isEmpty)
     }
 
+    @Test("A batch the collector would refuse (here an event name with a space) is refused as the collector does: 400 with its path, listed, not recorded")
+    func refusedAsTheCollectorWould() async throws {
+        let transport = RecordingTransport()
+        let session = UUID()
+        let body = Data("""
+            {"version":1,"batch_id":"\(UUID())","sent_at":1750000000500,"sdk":{"name":"Other","version":"2"},
+             "context":{"app_id":"a","app_version":"1","os_name":"Linux","os_version":"6","locale":"en",
+                        "sessions":[{"id":"\(session)","started_at":1750000000000}]},
+             "events":[{"uuid":"\(UUID())","session":"\(session)","name":"ui tap","kind":"point","type":"event",
+                        "timestamp":1750000000000}]}
+            """.utf8)
+        let answer = try await transport.send(TransportRequest(url: URL(string: "https://collector.invalid/v1/events")!, method: "POST",
+                                                               headers: ["Content-Type": "application/json"], body: body))
+        #expect(answer.status == 400)
+        let error = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [String: [String: String]])
+        #expect(error["error"]?["path"] == "events[0].name")
+        #expect(transport.unreadableUploads.count == 1 && transport.batches.isEmpty && transport.events.isEmpty)
+    }
+
     @Test("Waiting times out with a message that says what arrived")
     func waitTimesOut() async throws {
         let transport = RecordingTransport()
