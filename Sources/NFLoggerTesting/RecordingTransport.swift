@@ -18,9 +18,10 @@ public import NFLogger
 /// **Uploads** (`POST`) are gunzipped (any `Configuration.Upload.gzipLevel`; `identity` is
 /// read too) and decoded as the wire format of `docs/PROTOCOL.md`. Each is answered with the next
 /// ``Response`` of the queue (``enqueue(_:)``), or when the queue is empty by the responder
-/// (``setResponder(_:)``), or else with ``Response/accept``. A body that is not a batch is
-/// answered as a collector would (`400`, or `415` for an unknown encoding) and listed in
-/// ``unreadableUploads``, not in ``batches``.
+/// (``setResponder(_:)``), or else with ``Response/accept``. A body that is not a batch, or one
+/// the collector would refuse (each is also read with the collector's own decoder: names, sizes,
+/// limits), is answered as a collector would (`400` with the field's path, `413` past a limit,
+/// `415` for an unknown encoding) and listed in ``unreadableUploads``, not in ``batches``.
 ///
 /// **Policy fetches** (`GET`) get `404` (the collector serves no policy: the SDK keeps its
 /// configured one) until ``servePolicy(_:signature:)`` gives a policy; then `200` with an `ETag`,
