@@ -36,6 +36,16 @@ struct UploadStateMachine {
         case network(String)
         /// An answer, with the verdict docs/PROTOCOL.md gives it.
         case response(UploadVerdict, status: Int, message: String)
+
+        /// An attempt to count on the batch's rows (before the wait it starts is read from the
+        /// clock): a failed send or an answer to send again.
+        var isAttempt: Bool {
+            switch self {
+            case .untrustedCollector, .network: true
+            case .response(.retry, _, _): true
+            case .heldBack, .compressionFailed, .response: false
+            }
+        }
     }
 
     /// What the Uploader does with a batch after its answer.
@@ -48,9 +58,9 @@ struct UploadStateMachine {
         case release
         /// Set its single event aside with the collector's reason.
         case quarantine(status: Int, reason: String)
-        /// Count an attempt on its rows; it waits alone, until `until`.
+        /// It waits alone, until `until` (its attempt counted already: ``Answer/isAttempt``).
         case retryAlone(until: UInt64, delay: TimeInterval)
-        /// Count an attempt on its rows; every batch waits (``wait``). `hold`: a `Retry-After`
+        /// Every batch waits (``wait``; the attempt counted already). `hold`: a `Retry-After`
         /// to keep in the database, binding the next process too.
         case retryAll(wait: WaitStart, hold: Hold?)
         /// Every batch waits: a refusal (pause) or a failure that is not the batch's (compression).

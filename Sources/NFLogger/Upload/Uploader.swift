@@ -319,7 +319,11 @@ final class Uploader: @unchecked Sendable {
     private func settle(_ batch: OutgoingBatch, body: Data?, _ outcome: Result<TransportResponse, any Error>) {
         inFlight[batch.rowID] = nil
         sending[batch.rowID] = nil
-        let settlement = machine.settle(batch.rowID, eventCount: batch.eventCount, answer(outcome), at: now)
+        let answer = answer(outcome)
+        // The attempt is counted first, and the wait then read from the clock: a write that waits
+        // behind another connection's lock must not eat into the wait it precedes.
+        if answer.isAttempt { countAttempt(batch) }
+        let settlement = machine.settle(batch.rowID, eventCount: batch.eventCount, answer, at: now)
         act(on: settlement.action, for: batch)
         // A batch to be sent again goes as it went out; one the answer settled (delivered, split,
         // quarantined) or that pauses uploads is formed afresh when its turn comes.
@@ -367,11 +371,9 @@ final class Uploader: @unchecked Sendable {
         case .quarantine(let status, let reason):
             quarantine(batch, status: status, reason: reason)
         case .retryAlone(_, let delay):
-            countAttempt(batch)
             logger.debug("upload failed; retrying the batch later",
                          metadata: ["output": "\(outputID)", "error": "\(machine.lastError.map { "\($0)" } ?? "")", "delay_s": "\(delay)"])
         case .retryAll(let wait, let hold):
-            countAttempt(batch)
             if let hold {
                 // The collector's wait binds the next process too (a crash, a restart).
                 try? database.withOutbox(outputID) { (outbox) throws(SQLiteError) in
