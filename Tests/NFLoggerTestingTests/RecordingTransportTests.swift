@@ -156,17 +156,23 @@ struct RecordingTransportTests {
         await logger.close()
     }
 
-    @Test("A batch accepted twice counts its events once; the answer says they are duplicates")
-    func deduplicates() async throws {
-        let transport = RecordingTransport()
+    /// A batch written by hand, as another SDK would send it: one session and one event whose
+    /// fields after its uuid and session are `event` (JSON members, no braces).
+    static func batch(event: String) -> Data {
         let session = UUID()
-        let body = Data("""
+        return Data("""
             {"version":1,"batch_id":"\(UUID())","sent_at":1750000000500,"sdk":{"name":"Other","version":"2"},
              "context":{"app_id":"a","app_version":"1","os_name":"Linux","os_version":"6","locale":"en",
                         "sessions":[{"id":"\(session)","started_at":1750000000000}]},
-             "events":[{"uuid":"\(UUID())","session":"\(session)","name":"ui.tap","kind":"point","type":"event",
-                        "timestamp":1750000000000,"parameters":{"big":9007199254740993,"small":-1e-5}}]}
-            """.utf8)  // uncompressed: identity is read too
+             "events":[{"uuid":"\(UUID())","session":"\(session)",\(event)}]}
+            """.utf8)
+    }
+
+    @Test("A batch accepted twice counts its events once; the answer says they are duplicates")
+    func deduplicates() async throws {
+        let transport = RecordingTransport()
+        let body = Self.batch(event: #""name":"ui.tap","kind":"point","type":"event","timestamp":1750000000000,"#
+                                  + #""parameters":{"big":9007199254740993,"small":-1e-5}"#)  // uncompressed: identity is read too
         let request = TransportRequest(url: URL(string: "https://collector.invalid/v1/events")!, method: "POST",
                                        headers: ["Content-Type": "application/json"], body: body)
         let first = try await transport.send(request)
@@ -200,14 +206,7 @@ struct RecordingTransportTests {
     @Test("A batch the collector would refuse (here an event name with a space) is refused as the collector does: 400 with its path, listed, not recorded")
     func refusedAsTheCollectorWould() async throws {
         let transport = RecordingTransport()
-        let session = UUID()
-        let body = Data("""
-            {"version":1,"batch_id":"\(UUID())","sent_at":1750000000500,"sdk":{"name":"Other","version":"2"},
-             "context":{"app_id":"a","app_version":"1","os_name":"Linux","os_version":"6","locale":"en",
-                        "sessions":[{"id":"\(session)","started_at":1750000000000}]},
-             "events":[{"uuid":"\(UUID())","session":"\(session)","name":"ui tap","kind":"point","type":"event",
-                        "timestamp":1750000000000}]}
-            """.utf8)
+        let body = Self.batch(event: #""name":"ui tap","kind":"point","type":"event","timestamp":1750000000000"#)
         let answer = try await transport.send(TransportRequest(url: URL(string: "https://collector.invalid/v1/events")!, method: "POST",
                                                                headers: ["Content-Type": "application/json"], body: body))
         #expect(answer.status == 400)

@@ -31,6 +31,11 @@ struct PolicyManagerTests {
                       initial: nil, fallbackSource: .none, apply: applied.apply)
     }
 
+    /// The policy the next process would start with, from the cache this one wrote.
+    func cached(_ directory: TemporaryDirectory) -> Policy? {
+        PolicyManager.loadCached(PolicyCache(forDatabase: directory.databaseURL), verifier: nil, logger: Logger(label: "test"))?.policy
+    }
+
     func refresh(_ manager: PolicyManager) async -> PolicyUpdate {
         await withCheckedContinuation { done in manager.refresh { done.resume(returning: $0) } }
     }
@@ -48,8 +53,7 @@ struct PolicyManagerTests {
         #expect(applied.last??.rules.description == "deny [debug.**]")
         #expect(manager.currentStatus.source == .collector && manager.currentStatus.etag != nil)
         // The cache gives the same policy to the next process, before the network answers.
-        let cached = PolicyManager.loadCached(PolicyCache(forDatabase: directory.databaseURL), verifier: nil, logger: Logger(label: "test"))
-        #expect(cached?.policy == (try Policy.parse(Self.good)))
+        #expect(cached(directory) == (try Policy.parse(Self.good)))
         #expect(await refresh(manager) == .unchanged)
         #expect(applied.count == 1 && transport.policyRequests == 3)
         manager.close()
@@ -67,8 +71,7 @@ struct PolicyManagerTests {
         #expect(await refresh(manager) == .rejected(.unknownMode("sometimes")))
         #expect(applied.count == 1)  // nothing new handed to the facade
         #expect(manager.currentStatus.lastError == .unknownMode("sometimes"))
-        #expect(PolicyManager.loadCached(PolicyCache(forDatabase: directory.databaseURL), verifier: nil,
-                                         logger: Logger(label: "test"))?.policy == (try Policy.parse(Self.good)))
+        #expect(cached(directory) == (try Policy.parse(Self.good)))
         transport.servePolicy(Self.other)
         #expect(await refresh(manager) == .applied)
         #expect(applied.last??.mode == .disabled)

@@ -8,12 +8,10 @@ public struct TagPatternError: Error, Sendable, Equatable, CustomStringConvertib
     public let reason: String
 
     public var description: String { "invalid tag pattern \"\(pattern)\": \(reason)" }
+}
 
-    init(pattern: String, reason: String) {
-        self.pattern = pattern
-        self.reason = reason
-    }
-
+extension TagPatternError {
+    /// The shared pattern parser's error, as the SDK's (the memberwise initialiser stays).
     init(_ error: PatternError) {
         self.init(pattern: error.pattern, reason: error.reason)
     }

@@ -352,7 +352,9 @@ final class Uploader: @unchecked Sendable {
         case .failure(let error):
             return .network(describeTransportError(error))
         case .success(let response):
-            return .response(UploadVerdict(response), status: response.status, message: response.errorMessage)
+            let verdict = UploadVerdict(response)
+            // A delivery's body is not read: its message would be parsed for nothing on every batch.
+            return .response(verdict, status: response.status, message: verdict == .delivered ? "" : response.errorMessage)
         }
     }
 
