@@ -8,23 +8,6 @@ import NFLogCollectorTesting
 import Synchronization
 import Testing
 
-/// The SDK's clock, moved by hand: a rule about how long something waits is checked by moving
-/// time past (or short of) the wait, so it holds however slow the machine is.
-private final class ManualClock: EventClock {
-    private let now = Mutex<(wall: Int64, mono: UInt64)>((1_750_000_000_000, 1_000_000_000))
-
-    func wallMilliseconds() -> Int64 { now.withLock { $0.wall } }
-    func monotonicNanoseconds() -> UInt64 { now.withLock { $0.mono } }
-
-    /// Moves both readings on by `seconds`.
-    func advance(_ seconds: TimeInterval) {
-        now.withLock {
-            $0.wall += seconds.milliseconds
-            $0.mono += seconds.nanoseconds
-        }
-    }
-}
-
 /// Flushes until nothing is left, moving `clock` on by `step` before each flush after the first,
 /// so every backoff ends by the clock rather than by waiting.
 @discardableResult

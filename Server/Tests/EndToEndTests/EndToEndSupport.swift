@@ -5,7 +5,7 @@ import InMemoryLogging
 import Logging
 import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
-import NFLogger
+@testable import NFLogger
 import Synchronization
 import Testing
 #if canImport(Glibc)
@@ -237,5 +237,22 @@ extension FaultProxy {
         let proxy = FaultProxy(settings)
         try await proxy.start()
         return proxy
+    }
+}
+
+/// The SDK's clock, moved by hand: a rule about how long something waits is checked by moving
+/// time past (or short of) the wait, so it holds however slow the machine is.
+final class ManualClock: EventClock {
+    private let now = Mutex<(wall: Int64, mono: UInt64)>((1_750_000_000_000, 1_000_000_000))
+
+    func wallMilliseconds() -> Int64 { now.withLock { $0.wall } }
+    func monotonicNanoseconds() -> UInt64 { now.withLock { $0.mono } }
+
+    /// Moves both readings on by `seconds`.
+    func advance(_ seconds: TimeInterval) {
+        now.withLock {
+            $0.wall += seconds.milliseconds
+            $0.mono += seconds.nanoseconds
+        }
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import NFLogCollector
 import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
-import NFLogger
+@testable import NFLogger
 import Synchronization
 import Testing
 
@@ -102,7 +102,9 @@ struct ProtocolConformanceTests {
               {"pattern":"net.**","window_s":3600},
               {"pattern":"ui.**","window_s":1}]}}
             """#.utf8))
-        let logger = try NFLogger(configuration: configuration)
+        // The SDK's clock, moved by hand: the hour-long windows must not be cut by a real hour's end.
+        let clock = ManualClock()
+        let logger = try NFLogger(configuration: configuration, clock: clock)
         for (index, screen) in ["home", "feed", "cart", "pay"].enumerated() {
             _ = await logger.logEvent(name: "perf.frame", parameters: ["ms": 16.7 * Double(index + 1), "screen": screen, "note": "dropped"])
         }
@@ -110,7 +112,7 @@ struct ProtocolConformanceTests {
         _ = await span.end(parameters: ["status": 200])
         _ = await logger.logEvent(name: "ui.tap", parameters: ["button": "buy"])  // nothing numeric: a count only
         _ = await logger.record(name: "perf.frame", value: 8, dimensions: ["screen": "home"])
-        try await Task.sleep(for: .milliseconds(1_100))
+        clock.advance(1.1)  // the 1 s window of ui.** has ended; the hour-long ones close at the flush
         let result = await deliverAll(logger)
         #expect(result.error == nil)
         let bodies = transport.recorded
