@@ -1,5 +1,5 @@
 import Foundation
-@_spi(NFLogWire) import NFLogCollector
+import NFLogCollector
 @_spi(NFLogShared) import NFLogSupport
 import NFLogger
 

@@ -1,6 +1,6 @@
 package import Foundation
 package import Logging
-@_spi(NFLogWire) package import NFLogCollector
+package import NFLogCollector
 
 /// A ``CollectorServer`` serving a store on 127.0.0.1 from a task of its own: ``TestCollector``'s
 /// engine over its SQLite file, and, over any ``EventStore`` (PostgreSQL too), the engine of the

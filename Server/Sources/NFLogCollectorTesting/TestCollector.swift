@@ -33,7 +33,7 @@ public final class TestCollector: Sendable {
     public var eventsURL: URL { url.appendingPathComponent("v1/events") }
     /// The collector's database file.
     public let databasePath: String
-    public let store: SQLiteEventStore
+    package let store: SQLiteEventStore
     private let running: RunningCollector
     /// The collector chose `databasePath` itself, so ``stop()`` removes it.
     private let ownsDatabase: Bool

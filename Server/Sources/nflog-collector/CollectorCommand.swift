@@ -5,7 +5,7 @@ import Foundation
 import Glibc
 #endif
 import Logging
-@_spi(NFLogWire) import NFLogCollector
+import NFLogCollector
 import Synchronization
 
 @main

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-@_spi(NFLogWire) import NFLogCollector
+import NFLogCollector
 
 /// `report --series second|minute|hour|day`: the report over time (``ReportSeries``) instead of the report.
 extension Report {

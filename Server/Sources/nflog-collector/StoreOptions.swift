@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-@_spi(NFLogWire) import NFLogCollector
+import NFLogCollector
 
 /// Where `serve` keeps events, and where `report` and `export` read them: a SQLite file (`--db`),
 /// or a PostgreSQL database shared with other collectors (`--store postgres://…` or

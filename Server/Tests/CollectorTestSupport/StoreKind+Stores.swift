@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-@_spi(NFLogWire) import NFLogCollector
+import NFLogCollector
 import NFLogCollectorTesting
 
 /// A fresh store of one kind, and how to remove it once closed.

@@ -1,7 +1,7 @@
 import CollectorTestSupport
 import FaultProxy
 import Foundation
-@_spi(NFLogWire) import NFLogCollector
+import NFLogCollector
 import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
 @testable import NFLogger

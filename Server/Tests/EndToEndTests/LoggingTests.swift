@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-@_spi(NFLogWire) import NFLogCollector
+import NFLogCollector
 import NFLogCollectorTesting
 import NFLogger
 import Testing

@@ -1,6 +1,6 @@
 import CollectorTestSupport
 import Foundation
-@_spi(NFLogWire) import NFLogCollector
+import NFLogCollector
 @_spi(NFLogShared) import NFLogSupport
 import Testing
 

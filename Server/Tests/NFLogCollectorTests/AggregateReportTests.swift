@@ -4,7 +4,7 @@ import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
 import NFLogger
 import Testing
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 
 /// Aggregates end to end through a real collector: gzip batches over HTTP on 127.0.0.1, a real
 /// store (SQLite, and PostgreSQL when NFLOG_POSTGRES_URL is set), the report and the export read

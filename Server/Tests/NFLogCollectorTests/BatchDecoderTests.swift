@@ -1,7 +1,7 @@
 import Foundation
 @_spi(NFLogShared) @testable import NFLogSupport
 import Testing
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 
 @Suite("Batch validation against the protocol")
 struct BatchDecoderTests {

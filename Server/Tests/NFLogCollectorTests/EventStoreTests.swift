@@ -1,6 +1,6 @@
 import CollectorTestSupport
 import Foundation
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 import Testing
 @_spi(NFLogShared) import NFLogSupport
 

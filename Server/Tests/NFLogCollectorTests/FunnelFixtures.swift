@@ -1,5 +1,5 @@
 import Foundation
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 @_spi(NFLogShared) import NFLogSupport
 
 /// Batches whose use cases are transactions that log steps and are abandoned at different steps,

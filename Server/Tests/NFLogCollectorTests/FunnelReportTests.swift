@@ -4,7 +4,7 @@ import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
 import NFLogger
 import Testing
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 
 /// The report's funnels, versions and filters (a time range, an app version) on a SQLite store and
 /// over HTTP, against the numbers worked out by hand in ``FunnelFixtures``.

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 @_spi(NFLogShared) @testable import NFLogSupport
 import Testing
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 
 /// Runs and their steps for the funnel rollup's tests, cut into batches that arrive in any order.
 enum FunnelRollupFixtures {

@@ -1,6 +1,6 @@
 import CollectorTestSupport
 import Foundation
-@_spi(NFLogWire) import NFLogCollector
+import NFLogCollector
 import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
 import NFLogger

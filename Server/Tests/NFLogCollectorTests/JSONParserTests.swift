@@ -1,5 +1,5 @@
 import Testing
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 @_spi(NFLogShared) @testable import NFLogSupport
 
 @Suite("The strict JSON parser")

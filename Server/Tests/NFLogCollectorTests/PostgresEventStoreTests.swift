@@ -1,7 +1,7 @@
 import CollectorTestSupport
 import Foundation
 import Logging
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 import PostgresNIO
 import Synchronization
 import Testing

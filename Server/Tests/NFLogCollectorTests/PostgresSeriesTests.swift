@@ -1,6 +1,6 @@
 import CollectorTestSupport
 import Foundation
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 import Testing
 
 @Suite("PostgreSQL's report over time against SQLite's", .enabled(if: TestDatabase.serverURL != nil, PostgresTests.skipMessage))

@@ -4,7 +4,7 @@ import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
 import NFLogger
 import Testing
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 
 /// Read access apart from ingest: app keys upload and fetch policies, read tokens read stats,
 /// reports, lookups and exports, and neither opens the other's endpoints.

@@ -4,7 +4,7 @@ import Logging
 @_spi(NFLogShared) import NFLogSupport
 import PostgresNIO
 import Testing
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 
 /// The daily rollups (``RollupDays``): how a range is split between hour and day rows, and, on
 /// each store, that a store whose past days are compacted reports exactly what a SQLite store

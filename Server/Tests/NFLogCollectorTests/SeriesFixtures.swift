@@ -1,5 +1,5 @@
 import Foundation
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 @_spi(NFLogShared) import NFLogSupport
 
 /// Events and aggregates at chosen times, from two app versions, for the report over time.

@@ -4,7 +4,7 @@ import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
 import NFLogger
 import Testing
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 
 /// The report over time (``EventStore/series(app:query:)``, on each store): buckets of UTC hours
 /// and days, the range's bounds, the app version filter, the aggregates' caps, and the refusals;

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 @_spi(NFLogShared) @testable import NFLogSupport
 import Testing
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 
 /// Sessions listed by many batches, their ends growing, for the sessions' rollup tests.
 enum SessionRollupFixtures {

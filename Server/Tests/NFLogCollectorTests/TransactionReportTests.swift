@@ -4,7 +4,7 @@ import NFLogCollectorTesting
 @_spi(NFLogShared) import NFLogSupport
 import NFLogger
 import Testing
-@_spi(NFLogWire) @testable import NFLogCollector
+@testable import NFLogCollector
 
 /// Transactions end to end through a real collector (docs/PROTOCOL.md, "Transactions"): an app
 /// and its backend upload under the same app key, with their own contexts; the report joins the

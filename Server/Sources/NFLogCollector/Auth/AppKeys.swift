@@ -1,15 +1,15 @@
 import Crypto
-public import Foundation
+package import Foundation
 @_spi(NFLogShared) import NFLogSupport
 
 /// A keys file that cannot be used, with the reason.
-public struct AppKeysError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let path: String
-    public let reason: String
+package struct AppKeysError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let path: String
+    package let reason: String
     /// What the file is, as the message names it: "keys file" (`--keys`) or "read tokens file"
     /// (`--read-tokens`).
-    public var kind = "keys file"
-    public var description: String { "\(kind) \(path): \(reason)" }
+    package var kind = "keys file"
+    package var description: String { "\(kind) \(path): \(reason)" }
 }
 
 /// The app keys a collector accepts, each naming the app its events belong to.
@@ -27,25 +27,25 @@ public struct AppKeysError: Error, Sendable, Equatable, CustomStringConvertible 
 /// when read and listed in ``plaintextEntries`` so that `serve` can tell the operator to convert it.
 ///
 /// Without a file the collector runs in development mode and accepts only `dev-key` (app `dev`).
-public struct AppKeys: Sendable {
+package struct AppKeys: Sendable {
     /// An entry of a keys file that holds its key in plaintext rather than as `key_sha256`.
-    public struct PlaintextEntry: Sendable, Equatable {
+    package struct PlaintextEntry: Sendable, Equatable {
         /// Its position in the file's `keys` array.
-        public let index: Int
-        public let app: String
+        package let index: Int
+        package let app: String
         /// What to write instead of `"key"`: the key's SHA-256 in hex.
-        public let keySHA256: String
+        package let keySHA256: String
     }
 
     /// `true` for the built-in development key.
-    public let isDevelopment: Bool
+    package let isDevelopment: Bool
     /// Entries of the file read that still hold a plaintext key (legacy format), in file order.
-    public let plaintextEntries: [PlaintextEntry]
+    package let plaintextEntries: [PlaintextEntry]
     private let digests: SecretDigests
     private let apps: [String]
 
     /// Only `dev-key`, for app `dev`.
-    public static let development = AppKeys(isDevelopment: true, entries: [(digest(of: WireProtocol.developmentKey), "dev")])
+    package static let development = AppKeys(isDevelopment: true, entries: [(digest(of: WireProtocol.developmentKey), "dev")])
 
     private init(isDevelopment: Bool, entries: [(digest: [UInt8], app: String)], plaintextEntries: [PlaintextEntry] = []) {
         self.isDevelopment = isDevelopment
@@ -55,13 +55,13 @@ public struct AppKeys: Sendable {
     }
 
     /// Keys given in code: key → app. The keys are hashed at once; only their digests are kept.
-    public init(_ appsByKey: [String: String]) {
+    package init(_ appsByKey: [String: String]) {
         self.init(isDevelopment: false, entries: appsByKey.map { (Self.digest(of: $0.key), $0.value) })
     }
 
     /// Reads a keys file.
     /// - Throws: ``AppKeysError`` naming the entry that is wrong.
-    public init(contentsOf url: URL) throws(AppKeysError) {
+    package init(contentsOf url: URL) throws(AppKeysError) {
         func fail(_ reason: String) -> AppKeysError { AppKeysError(path: url.path, reason: reason) }
         let data: Data
         do { data = try Data(contentsOf: url) } catch { throw fail("cannot be read: \(error.localizedDescription)") }
@@ -106,10 +106,10 @@ public struct AppKeys: Sendable {
     }
 
     /// How many keys are accepted.
-    public var count: Int { apps.count }
+    package var count: Int { apps.count }
 
     /// The app a key belongs to, or `nil` if the key is not accepted.
-    public func app(forKey key: String) -> String? {
+    package func app(forKey key: String) -> String? {
         index(forKey: key).map { apps[$0] }
     }
 
@@ -123,11 +123,11 @@ public struct AppKeys: Sendable {
     static func digest(of key: String) -> [UInt8] { SecretDigests.digest(of: key) }
 
     /// The SHA-256 of a key in lowercase hex, as the keys file's `key_sha256` holds it.
-    public static func sha256Hex(of key: String) -> String {
+    package static func sha256Hex(of key: String) -> String {
         Hex.encode(digest(of: key))
     }
 
     /// A new random app key: 32 random bytes, base64url without padding (43 characters) after
     /// a `nfk_` prefix that makes it recognisable in a leak scan.
-    public static func generateKey() -> String { SecretDigests.generate(prefix: "nfk_") }
+    package static func generateKey() -> String { SecretDigests.generate(prefix: "nfk_") }
 }

@@ -2,13 +2,13 @@ import Foundation
 
 /// Adds app keys to a keys file, as `nflog-collector keygen --app APP --keys FILE` does: the file
 /// gets the key's SHA-256, the caller gets the key, once.
-public enum AppKeysFile {
+package enum AppKeysFile {
     /// Makes a key for `app`, adds `{"app": app, "key_sha256": …}` to the keys file at `path`
     /// (created if missing, readable by its owner only) and returns the key itself, which is
     /// stored nowhere: hand it to the app's configuration.
     /// - Throws: ``AppKeysError`` if the existing file is not a valid keys file (it is then left
     ///   as it is) or cannot be replaced.
-    public static func addKey(for app: String, to path: String) throws(AppKeysError) -> String {
+    package static func addKey(for app: String, to path: String) throws(AppKeysError) -> String {
         guard !app.isEmpty, app.utf8.count <= 256 else { throw AppKeysError(path: path, reason: "the app name must be 1…256 bytes") }
         let key = AppKeys.generateKey()
         try SecretsFileWriter.append(["app": app, "key_sha256": AppKeys.sha256Hex(of: key)], to: "keys", in: path) {
@@ -21,7 +21,7 @@ public enum AppKeysFile {
     /// file at `path` (created if missing, owner-only) and returns the token itself, once.
     /// - Throws: ``AppKeysError`` if the existing file is not a valid read tokens file (it is then
     ///   left as it is) or cannot be replaced.
-    public static func addReadToken(for scope: ReadScope, to path: String) throws(AppKeysError) -> String {
+    package static func addReadToken(for scope: ReadScope, to path: String) throws(AppKeysError) -> String {
         let apps: Any
         switch scope {
         case .allApps: apps = "*"

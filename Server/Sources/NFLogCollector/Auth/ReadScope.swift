@@ -1,7 +1,7 @@
 import HTTPTypes
 
 /// The apps a read token may read.
-public enum ReadScope: Sendable, Equatable {
+package enum ReadScope: Sendable, Equatable {
     /// Every app, present and future (an operator's or a dashboard's token).
     case allApps
     /// These apps only (one or more).

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 @_spi(NFLogShared) import NFLogSupport
 
 /// The read tokens a collector accepts: the credential for stats, reports, lookups and exports,
@@ -17,16 +17,16 @@ public import Foundation
 ///
 /// In development mode (no keys file, loopback only) the collector accepts `dev-read-token` for
 /// app `dev`, the app of `dev-key`.
-public struct ReadTokens: Sendable {
+package struct ReadTokens: Sendable {
     /// `true` for the built-in development token.
-    public let isDevelopment: Bool
+    package let isDevelopment: Bool
     private let digests: SecretDigests
     private let scopes: [ReadScope]
 
     /// Only `dev-read-token`, for app `dev`.
-    public static let development = ReadTokens(isDevelopment: true, entries: [(SecretDigests.digest(of: WireProtocol.developmentReadToken), .apps(["dev"]))])
+    package static let development = ReadTokens(isDevelopment: true, entries: [(SecretDigests.digest(of: WireProtocol.developmentReadToken), .apps(["dev"]))])
     /// No token: nothing can be read over HTTP (the CLI's `report` and `export` still read the file).
-    public static let none = ReadTokens(isDevelopment: false, entries: [])
+    package static let none = ReadTokens(isDevelopment: false, entries: [])
 
     private init(isDevelopment: Bool, entries: [(digest: [UInt8], scope: ReadScope)]) {
         self.isDevelopment = isDevelopment
@@ -35,13 +35,13 @@ public struct ReadTokens: Sendable {
     }
 
     /// Tokens given in code: token → the apps it reads. Only their digests are kept.
-    public init(_ scopesByToken: [String: ReadScope]) {
+    package init(_ scopesByToken: [String: ReadScope]) {
         self.init(isDevelopment: false, entries: scopesByToken.map { (SecretDigests.digest(of: $0.key), $0.value) })
     }
 
     /// Reads a read tokens file.
     /// - Throws: ``AppKeysError`` naming the entry that is wrong.
-    public init(contentsOf url: URL) throws(AppKeysError) {
+    package init(contentsOf url: URL) throws(AppKeysError) {
         func fail(_ reason: String) -> AppKeysError { AppKeysError(path: url.path, reason: reason, kind: "read tokens file") }
         let data: Data
         do { data = try Data(contentsOf: url) } catch { throw fail("cannot be read: \(error.localizedDescription)") }
@@ -81,17 +81,17 @@ public struct ReadTokens: Sendable {
     }
 
     /// How many tokens are accepted.
-    public var count: Int { scopes.count }
+    package var count: Int { scopes.count }
 
     /// What a token may read, or `nil` if it is not accepted.
-    public func scope(forToken token: String) -> ReadScope? {
+    package func scope(forToken token: String) -> ReadScope? {
         digests.index(of: token).map { scopes[$0] }
     }
 
     /// A new random read token: 32 random bytes, base64url, after a `nfr_` prefix (app keys
     /// start `nfk_`), so a leak scan tells the two apart.
-    public static func generateToken() -> String { SecretDigests.generate(prefix: "nfr_") }
+    package static func generateToken() -> String { SecretDigests.generate(prefix: "nfr_") }
 
     /// The SHA-256 of a token in lowercase hex, as the file's `token_sha256` holds it.
-    public static func sha256Hex(of token: String) -> String { Hex.encode(SecretDigests.digest(of: token)) }
+    package static func sha256Hex(of token: String) -> String { Hex.encode(SecretDigests.digest(of: token)) }
 }

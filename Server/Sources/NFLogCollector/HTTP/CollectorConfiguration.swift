@@ -1,6 +1,6 @@
 public import Crypto
 public import Foundation
-@_spi(NFLogShared) public import NFLogSupport
+@_spi(NFLogShared) package import NFLogSupport
 
 /// How a collector listens and what it accepts.
 public struct CollectorConfiguration: Sendable {
@@ -9,10 +9,10 @@ public struct CollectorConfiguration: Sendable {
     /// The port; 0 picks a free one (the URL printed or passed to `onListening` says which).
     public var port = 8080
     /// The accepted app keys: they upload events and fetch policies, and read nothing.
-    public var keys = AppKeys.development
+    package var keys = AppKeys.development
     /// The accepted read tokens: they read stats, reports, lookups and exports, and upload
     /// nothing. Default: `dev-read-token` for app `dev` (development mode, loopback only).
-    public var readTokens = ReadTokens.development
+    package var readTokens = ReadTokens.development
     /// The largest request body accepted as sent (compressed or not). Default: 4 MiB.
     public var maxBodyBytes = 4 * 1024 * 1024
     /// The bytes of request bodies held in memory at once, over all connections. An upload is
@@ -21,26 +21,26 @@ public struct CollectorConfiguration: Sendable {
     /// rate over the last second its body would not be in within a `bodyRateWindow`); when none
     /// is slow, an upload waits 0.2 s for room, then gets 503 with `Retry-After` and the
     /// connection closes, the rest of its body unread. Default: 64 MiB.
-    public var maxInflightBodyBytes = 64 * 1024 * 1024
+    package var maxInflightBodyBytes = 64 * 1024 * 1024
     /// Uploads (`POST /v1/events`) from one client address in progress at once (an IPv4 address,
     /// or an IPv6 /64; see ``trustedProxies``). Past it a slow one of that client's is closed to
     /// make room, or, when none is slow, the new one gets 429 with `Retry-After` and the
     /// connection closes. Default: 16 (a device sends one batch at a time; this leaves room for
     /// many devices behind one NAT).
-    public var maxUploadsPerClient = 16
+    package var maxUploadsPerClient = 16
     /// The bytes of upload bodies one client address may hold in memory at once; past it, as for
     /// ``maxUploadsPerClient``. `nil` (the default): an eighth of ``maxInflightBodyBytes`` (8 MiB,
     /// two of the largest bodies), so that holding the whole budget takes at least eight addresses.
-    public var maxInflightBytesPerClient: Int?
+    package var maxInflightBytesPerClient: Int?
     /// The reverse proxies whose `X-Forwarded-For` names the client for the per-client limits.
     /// Default: none, so the connection's peer address is the client.
-    public var trustedProxies = TrustedProxies.none
+    package var trustedProxies = TrustedProxies.none
     /// The largest body accepted once inflated, against gzip bombs. Default: 16 MiB.
     public var maxInflatedBytes = 16 * 1024 * 1024
     /// The most events one batch may hold. Default: 10,000.
     public var maxEventsPerBatch = 10_000
     /// Nesting and string-length limits for the JSON parser.
-    @_spi(NFLogWire) public var json = JSONParser.Limits()
+    package var json = JSONParser.Limits()
     /// Where policies are read from, per request: `<app>.json`, else `default.json`.
     /// `nil`: `GET /v1/policy` answers 404.
     public var policiesDirectory: URL?
@@ -49,14 +49,14 @@ public struct CollectorConfiguration: Sendable {
     /// Requests allowed per app key, over all its authenticated endpoints; past it, 429 with
     /// `Retry-After`. `nil` (the default for a collector made in code, such as tests' and the
     /// demo's in-process one): no limit. `nflog-collector serve` sets one unless told not to.
-    public var rateLimit: RateLimit?
+    package var rateLimit: RateLimit?
     /// When set, the collector serves HTTPS only, with this certificate and key.
-    public var tls: CollectorTLS?
+    package var tls: CollectorTLS?
     /// How many connections at once, and how long and how slowly each may take.
-    public var connections = ConnectionLimits()
+    package var connections = ConnectionLimits()
     /// How long events are kept, by the collector's receive time, and the hourly rollups, by the
     /// devices' hours; `nil` (the default): both forever.
-    public var retention: Retention?
+    package var retention: Retention?
 
     /// The clock the in-flight budget judges uploads' rates by; tests set it by hand.
     var uploadClock = UploadClock.continuous
@@ -70,7 +70,7 @@ public struct CollectorConfiguration: Sendable {
 }
 
 /// Why a collector cannot start.
-public enum CollectorError: Error, Sendable, CustomStringConvertible {
+package enum CollectorError: Error, Sendable, CustomStringConvertible {
     /// Without a keys file, anyone knows the key (`dev-key`): such a collector must not be reachable.
     case developmentModeNeedsLoopback(host: String)
     /// Everyone knows `dev-read-token`: a collector that accepts it must not be reachable.
@@ -80,7 +80,7 @@ public enum CollectorError: Error, Sendable, CustomStringConvertible {
     /// Rollups are kept from the events' days (the first value: at least `eventDays`) to ``Retention/maxDays``.
     case invalidRollupRetentionDays(Int, eventDays: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .developmentModeNeedsLoopback(let host):
             "refusing to listen on \(host) in development mode (no --keys file): anyone could upload with dev-key. Use --host 127.0.0.1, or give --keys FILE."

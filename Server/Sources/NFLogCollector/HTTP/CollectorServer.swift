@@ -1,8 +1,8 @@
-public import Foundation
+package import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
-public import Logging
+package import Logging
 import NIOCore
 import ServiceLifecycle
 import UnixSignals
@@ -14,9 +14,9 @@ import Synchronization
 /// let server = try CollectorServer(configuration: configuration, store: SQLiteEventStore(path: "events.sqlite"))
 /// try await server.run { url in print("listening on \(url)") }
 /// ```
-public final class CollectorServer: Sendable {
-    public let configuration: CollectorConfiguration
-    @_spi(NFLogWire) public let store: any EventStore
+package final class CollectorServer: Sendable {
+    package let configuration: CollectorConfiguration
+    package let store: any EventStore
     private let logger: Logger
     /// Where retention says what it dropped: the given logger, else the console at info level
     /// (the server's own default logger is quiet, warnings only).
@@ -27,7 +27,7 @@ public final class CollectorServer: Sendable {
     /// - Throws: ``CollectorError/developmentModeNeedsLoopback(host:)`` when there are no real
     ///   keys and the host is not a loopback address; likewise
     ///   ``CollectorError/developmentReadTokenNeedsLoopback(host:)`` for the development read token.
-    @_spi(NFLogWire) public init(configuration: CollectorConfiguration, store: any EventStore, logger: Logger? = nil) throws {
+    package init(configuration: CollectorConfiguration, store: any EventStore, logger: Logger? = nil) throws {
         let loopback = CollectorConfiguration.loopbackHosts.contains(configuration.host)
         if configuration.keys.isDevelopment && !loopback {
             throw CollectorError.developmentModeNeedsLoopback(host: configuration.host)
@@ -48,7 +48,7 @@ public final class CollectorServer: Sendable {
     /// rather than by cancelling the task: SwiftNIO can trap when a serving task is cancelled
     /// while a just-accepted connection waits (swift-nio issue 3481).
     /// - Parameter onListening: called once with the base URL, such as `http://127.0.0.1:43117`.
-    public func run(handleSignals: Bool = false, onListening: @escaping @Sendable (URL) async -> Void) async throws {
+    package func run(handleSignals: Bool = false, onListening: @escaping @Sendable (URL) async -> Void) async throws {
         let router = Router(context: CollectorRequestContext.self)
         CollectorRoutes(store: store, configuration: configuration, logger: logger).register(on: router)
         let host = configuration.host
@@ -82,7 +82,7 @@ public final class CollectorServer: Sendable {
     }
 
     /// Stops accepting connections, lets requests in flight finish, and makes ``run`` return.
-    public func shutdown() async {
+    package func shutdown() async {
         await group.withLock { $0 }?.triggerGracefulShutdown()
     }
 }

@@ -1,7 +1,7 @@
 /// A rate limit that cannot be enforced, with the reason.
-public struct RateLimitError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let reason: String
-    public var description: String { "invalid rate limit: \(reason)" }
+package struct RateLimitError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let reason: String
+    package var description: String { "invalid rate limit: \(reason)" }
 }
 
 /// How many requests one app key may make: a token bucket per key that refills at
@@ -11,15 +11,15 @@ public struct RateLimitError: Error, Sendable, Equatable, CustomStringConvertibl
 ///
 /// A key is shared by every installation of an app, so this caps the app's whole fleet, not one
 /// device: size it for the fleet (uploads, policy fetches and reports per second, all devices).
-public struct RateLimit: Sendable, Equatable, CustomStringConvertible {
+package struct RateLimit: Sendable, Equatable, CustomStringConvertible {
     /// Tokens added per second; above 0. Fractions are allowed (0.5: one request every 2 s).
-    public let requestsPerSecond: Double
+    package let requestsPerSecond: Double
     /// The most requests accepted at once after a quiet period; at least 1.
-    public let burst: Int
+    package let burst: Int
 
     /// - Parameter burst: default: two seconds' worth of requests (at least 1).
     /// - Throws: ``RateLimitError`` for a rate that is not a number above 0, or a burst below 1.
-    public init(requestsPerSecond: Double, burst: Int? = nil) throws(RateLimitError) {
+    package init(requestsPerSecond: Double, burst: Int? = nil) throws(RateLimitError) {
         guard requestsPerSecond.isFinite, requestsPerSecond > 0 else {
             throw RateLimitError(reason: "requests per second must be a number above 0, not \(requestsPerSecond)")
         }
@@ -30,7 +30,7 @@ public struct RateLimit: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// "100 requests per second, bursts of 200".
-    public var description: String {
+    package var description: String {
         let whole = requestsPerSecond.rounded() == requestsPerSecond && requestsPerSecond < 1e15
         return "\(whole ? String(Int64(requestsPerSecond)) : String(requestsPerSecond)) requests per second, bursts of \(burst)"
     }

@@ -7,15 +7,15 @@
 /// that is not is the client, as nginx's `real_ip_recursive on` does. Whatever a client wrote
 /// further left is never looked at. An entry that is not an address ends the walk: the last
 /// proxy passed is then the client. Empty (the default): the peer address always counts.
-public struct TrustedProxies: Sendable, Equatable, CustomStringConvertible {
+package struct TrustedProxies: Sendable, Equatable, CustomStringConvertible {
     let ranges: [AddressRange]
 
     /// No proxy is trusted: the connection's peer is the client.
-    public static let none = TrustedProxies(ranges: [])
+    package static let none = TrustedProxies(ranges: [])
 
     /// - Parameter entries: addresses (`10.0.0.5`, `::1`) or blocks (`10.0.0.0/8`, `fd00::/8`).
     /// - Throws: ``TrustedProxyError`` naming the first entry that is neither.
-    public init(_ entries: [String]) throws(TrustedProxyError) {
+    package init(_ entries: [String]) throws(TrustedProxyError) {
         var ranges: [AddressRange] = []
         for entry in entries {
             guard let range = AddressRange(parsing: entry) else { throw TrustedProxyError(entry: entry) }
@@ -28,9 +28,9 @@ public struct TrustedProxies: Sendable, Equatable, CustomStringConvertible {
         self.ranges = ranges
     }
 
-    public var isEmpty: Bool { ranges.isEmpty }
+    package var isEmpty: Bool { ranges.isEmpty }
 
-    public var description: String { ranges.map(\.description).joined(separator: ", ") }
+    package var description: String { ranges.map(\.description).joined(separator: ", ") }
 
     func contains(_ address: IPAddressBytes) -> Bool {
         ranges.contains { $0.contains(address) }
@@ -53,9 +53,9 @@ public struct TrustedProxies: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A `--trusted-proxy` entry that is neither an IP address nor a block of them.
-public struct TrustedProxyError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let entry: String
-    public var description: String {
+package struct TrustedProxyError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let entry: String
+    package var description: String {
         "--trusted-proxy: \(entry.debugDescription) is not an IP address or a block such as 10.0.0.0/8 or fd00::/8"
     }
 }

@@ -1,7 +1,7 @@
 /// Percentiles by the nearest-rank method: the p-th percentile of n sorted values is the value
 /// at rank ⌈p/100 × n⌉ (1-based). Always one of the observed values; easy to check by hand.
-public enum Percentiles {
-    public static func nearestRank(_ p: Double, of sorted: [Double]) -> Double? {
+package enum Percentiles {
+    package static func nearestRank(_ p: Double, of sorted: [Double]) -> Double? {
         guard let rank = rank(p, count: sorted.count) else { return nil }
         return sorted[rank - 1]
     }

@@ -12,24 +12,24 @@ import Foundation
 /// aggregate start, then store order, then by measure name within one aggregate).
 ///
 /// Every optional is encoded as `null`, never left out: a dashboard reads one shape.
-@_spi(NFLogWire) public struct ReportSeries: Sendable, Equatable, Codable {
-    @_spi(NFLogWire) public let app: String
-    @_spi(NFLogWire) public let bucket: SeriesBucket
+package struct ReportSeries: Sendable, Equatable, Codable {
+    package let app: String
+    package let bucket: SeriesBucket
     /// ``SeriesBucket/milliseconds``, for a client that draws the axis.
-    @_spi(NFLogWire) public let bucketMilliseconds: Int64
+    package let bucketMilliseconds: Int64
     /// The range covered, as resolved (``SeriesQuery``): `from` inclusive, `to` exclusive.
-    @_spi(NFLogWire) public let from: Int64
-    @_spi(NFLogWire) public let to: Int64
+    package let from: Int64
+    package let to: Int64
     /// The app version the series is limited to, if any.
-    @_spi(NFLogWire) public let appVersion: String?
-    @_spi(NFLogWire) public let points: [Point]
+    package let appVersion: String?
+    package let points: [Point]
     /// By aggregated name, then measure name: one entry per bucket.
-    @_spi(NFLogWire) public let aggregates: [String: [String: [MeasurePoint]]]
+    package let aggregates: [String: [String: [MeasurePoint]]]
     /// Aggregated names within the range left out of ``aggregates``.
-    @_spi(NFLogWire) public let aggregatesOmitted: Int
+    package let aggregatesOmitted: Int
 
-    @_spi(NFLogWire) public static let maxAggregateNames = 20
-    @_spi(NFLogWire) public static let maxMeasures = 16
+    package static let maxAggregateNames = 20
+    package static let maxMeasures = 16
 
     init(app: String, query: SeriesQuery, points: [Point], aggregates: [String: [String: [MeasurePoint]]],
          aggregatesOmitted: Int) {
@@ -45,14 +45,14 @@ import Foundation
     }
 
     /// One bucket's events.
-    @_spi(NFLogWire) public struct Point: Sendable, Equatable, Codable {
+    package struct Point: Sendable, Equatable, Codable {
         /// The bucket's start, Unix milliseconds.
-        @_spi(NFLogWire) public let start: Int64
+        package let start: Int64
         /// Events (points and spans) whose timestamp is in the bucket.
-        @_spi(NFLogWire) public let events: Int
+        package let events: Int
         /// Of those, the ones web content logged.
-        @_spi(NFLogWire) public let webEvents: Int
-        @_spi(NFLogWire) public let network: Network
+        package let webEvents: Int
+        package let network: Network
 
         enum CodingKeys: String, CodingKey {
             case start, events, network
@@ -62,10 +62,10 @@ import Foundation
 
     /// The round trips (`network` spans not abandoned) that started in a bucket: nearest-rank
     /// percentiles, as the report's ``AnalyticsReport/network``.
-    @_spi(NFLogWire) public struct Network: Sendable, Equatable, Codable {
-        @_spi(NFLogWire) public let count: Int
-        @_spi(NFLogWire) public let p50Milliseconds: Double?
-        @_spi(NFLogWire) public let p95Milliseconds: Double?
+    package struct Network: Sendable, Equatable, Codable {
+        package let count: Int
+        package let p50Milliseconds: Double?
+        package let p95Milliseconds: Double?
 
         enum CodingKeys: String, CodingKey {
             case count
@@ -73,7 +73,7 @@ import Foundation
             case p95Milliseconds = "p95_ms"
         }
 
-        @_spi(NFLogWire) public func encode(to encoder: any Encoder) throws {
+        package func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(count, forKey: .count)
             try c.encode(p50Milliseconds, forKey: .p50Milliseconds)
@@ -83,19 +83,19 @@ import Foundation
 
     /// One measure of one aggregated name in one bucket: its stored summaries merged, as in the
     /// report's ``MeasureStatistics`` (without min and max).
-    @_spi(NFLogWire) public struct MeasurePoint: Sendable, Equatable, Codable {
-        @_spi(NFLogWire) public let start: Int64
-        @_spi(NFLogWire) public let count: Int
-        @_spi(NFLogWire) public let mean: Double?
-        @_spi(NFLogWire) public let p50: Double?
-        @_spi(NFLogWire) public let p95: Double?
-        @_spi(NFLogWire) public let p99: Double?
+    package struct MeasurePoint: Sendable, Equatable, Codable {
+        package let start: Int64
+        package let count: Int
+        package let mean: Double?
+        package let p50: Double?
+        package let p95: Double?
+        package let p99: Double?
 
         enum CodingKeys: String, CodingKey {
             case start, count, mean, p50, p95, p99
         }
 
-        @_spi(NFLogWire) public func encode(to encoder: any Encoder) throws {
+        package func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(start, forKey: .start)
             try c.encode(count, forKey: .count)
@@ -113,7 +113,7 @@ import Foundation
         case aggregatesOmitted = "aggregates_omitted"
     }
 
-    @_spi(NFLogWire) public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(app, forKey: .app)
         try c.encode(bucket, forKey: .bucket)
@@ -128,7 +128,7 @@ import Foundation
 
     /// The series for people: a heading, then one line per bucket with events, then one line per
     /// aggregated name, measure and bucket.
-    @_spi(NFLogWire) public func render() -> String {
+    package func render() -> String {
         let time = timeFormat()
         let version = appVersion.map { ", app version \($0)" } ?? ""
         var lines = ["Series (app \(app)): \(bucket.rawValue)s from \(time(from)) to \(time(to)) (UTC, the end excluded)\(version)"]

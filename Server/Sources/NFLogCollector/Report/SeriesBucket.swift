@@ -2,14 +2,14 @@
 /// each starting at a multiple of its length since the Unix epoch. Seconds and minutes are for
 /// short spans of data (a demo's run, the last hour of a live app): the dashboard opens on the
 /// span that holds an app's events, in the finest of these that keeps the bars readable.
-@_spi(NFLogWire) public enum SeriesBucket: String, Sendable, Equatable, Codable, CaseIterable {
+package enum SeriesBucket: String, Sendable, Equatable, Codable, CaseIterable {
     case second
     case minute
     case hour
     case day
 
     /// Its length in milliseconds.
-    @_spi(NFLogWire) public var milliseconds: Int64 {
+    package var milliseconds: Int64 {
         switch self {
         case .second: 1_000
         case .minute: 60_000
@@ -20,7 +20,7 @@
 
     /// How many buckets a series covers when it is given no `from`: ten minutes of seconds, two
     /// hours of minutes, a week of hours, about a quarter of days.
-    @_spi(NFLogWire) public var defaultCount: Int64 {
+    package var defaultCount: Int64 {
         switch self {
         case .second: 600
         case .minute: 120
@@ -30,10 +30,10 @@
     }
 
     /// The names, as the `bucket` parameter and `--series` take them.
-    @_spi(NFLogWire) public static let names = allCases.map(\.rawValue).joined(separator: ", ")
+    package static let names = allCases.map(\.rawValue).joined(separator: ", ")
 
     /// The start of the bucket holding `time` (Unix milliseconds, at least 0).
-    @_spi(NFLogWire) public func start(of time: Int64) -> Int64 {
+    package func start(of time: Int64) -> Int64 {
         time / milliseconds * milliseconds
     }
 }

@@ -4,24 +4,24 @@
 ///
 /// Made only through ``init(bucket:from:to:appVersion:now:)``, which fills in the defaults and
 /// refuses a range that is empty or too long, so a store never receives one.
-@_spi(NFLogWire) public struct SeriesQuery: Sendable, Equatable {
-    @_spi(NFLogWire) public let bucket: SeriesBucket
+package struct SeriesQuery: Sendable, Equatable {
+    package let bucket: SeriesBucket
     /// Inclusive, Unix milliseconds.
-    @_spi(NFLogWire) public let from: Int64
+    package let from: Int64
     /// Exclusive, Unix milliseconds; after ``from``.
-    @_spi(NFLogWire) public let to: Int64
+    package let to: Int64
     /// Only events and aggregates whose context's `app_version` is this.
-    @_spi(NFLogWire) public let appVersion: String?
+    package let appVersion: String?
 
     /// The most buckets a series may cover: its points, and each measure's, stay a bounded list.
-    @_spi(NFLogWire) public static let maxBuckets: Int64 = 2_000
+    package static let maxBuckets: Int64 = 2_000
 
     /// Why a query was refused: the parameter at fault (its HTTP name) and what is wrong with it.
-    @_spi(NFLogWire) public struct Invalid: Error, Sendable, Equatable, CustomStringConvertible {
+    package struct Invalid: Error, Sendable, Equatable, CustomStringConvertible {
         /// `from`, `to` or `app_version`.
-        @_spi(NFLogWire) public let parameter: String
-        @_spi(NFLogWire) public let message: String
-        @_spi(NFLogWire) public var description: String { message }
+        package let parameter: String
+        package let message: String
+        package var description: String { message }
     }
 
     /// - Parameters:
@@ -32,7 +32,7 @@
     ///   - now: the collector's clock, Unix milliseconds.
     /// - Throws: ``Invalid`` when `from` or `to` is negative, `from` is not before `to`, the range
     ///   touches more than ``maxBuckets`` buckets, or `appVersion` is empty or too long.
-    @_spi(NFLogWire) public init(bucket: SeriesBucket = .hour, from: Int64? = nil, to: Int64? = nil, appVersion: String? = nil,
+    package init(bucket: SeriesBucket = .hour, from: Int64? = nil, to: Int64? = nil, appVersion: String? = nil,
                 now: Int64) throws(Invalid) {
         let width = bucket.milliseconds
         if let from, from < 0 { throw Invalid(parameter: "from", message: "from must be Unix milliseconds, at least 0") }
@@ -60,5 +60,5 @@
     }
 
     /// How many buckets the range touches (at most ``maxBuckets``).
-    @_spi(NFLogWire) public var bucketCount: Int64 { (to - 1) / bucket.milliseconds - from / bucket.milliseconds + 1 }
+    package var bucketCount: Int64 { (to - 1) / bucket.milliseconds - from / bucket.milliseconds + 1 }
 }

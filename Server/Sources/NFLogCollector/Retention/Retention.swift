@@ -7,19 +7,19 @@
 /// ``rollupDays`` of now: a year of trends costs rollup rows, not events. The
 /// ``RetentionScheduler`` drops what is older at start and then every ``defaultInterval``;
 /// without a `Retention` nothing is ever dropped.
-public struct Retention: Sendable, Equatable {
+package struct Retention: Sendable, Equatable {
     /// Days of events kept, at least 1.
-    public let days: Int
+    package let days: Int
     /// Days of hourly rollups kept, by the devices' hours: at least ``days``, so the report never
     /// counts fewer events than are kept (unless a device's clock was that far behind).
-    public let rollupDays: Int
+    package let rollupDays: Int
     /// ``rollupDays`` when not given: about 13 months, so a year is compared with the one before.
-    public static let defaultRollupDays = 400
+    package static let defaultRollupDays = 400
     /// The most days accepted: 100 years, far past any real need, and far from overflowing
     /// milliseconds.
-    public static let maxDays = 36_500
+    package static let maxDays = 36_500
     /// How often the deletion runs after the one at start.
-    public static let defaultInterval = Duration.seconds(3_600)
+    package static let defaultInterval = Duration.seconds(3_600)
     /// How often the deletion runs; shorter only in tests.
     var interval = Retention.defaultInterval
 
@@ -32,7 +32,7 @@ public struct Retention: Sendable, Equatable {
     /// - Throws: ``CollectorError/invalidRetentionDays(_:)`` unless `days` is 1 to ``maxDays``;
     ///   ``CollectorError/invalidRollupRetentionDays(_:eventDays:)`` unless `rollupDays` is `days`
     ///   to ``maxDays``.
-    public init(days: Int, rollupDays: Int? = nil) throws(CollectorError) {
+    package init(days: Int, rollupDays: Int? = nil) throws(CollectorError) {
         guard (1...Self.maxDays).contains(days) else { throw CollectorError.invalidRetentionDays(days) }
         let rollupDays = rollupDays ?? max(Self.defaultRollupDays, days)
         guard (days...Self.maxDays).contains(rollupDays) else {

@@ -1,15 +1,15 @@
-public import Foundation
-@_spi(NFLogShared) public import NFLogSupport
+package import Foundation
+@_spi(NFLogShared) package import NFLogSupport
 
 /// What storing a batch did.
-@_spi(NFLogWire) public struct StoreResult: Sendable, Equatable, Codable {
+package struct StoreResult: Sendable, Equatable, Codable {
     /// Events and aggregates stored now.
-    @_spi(NFLogWire) public let accepted: Int
+    package let accepted: Int
     /// Events and aggregates dropped because one of the same kind with the same uuid was already
     /// stored for this app.
-    @_spi(NFLogWire) public let duplicates: Int
+    package let duplicates: Int
 
-    @_spi(NFLogWire) public init(accepted: Int, duplicates: Int) {
+    package init(accepted: Int, duplicates: Int) {
         self.accepted = accepted
         self.duplicates = duplicates
     }
@@ -143,7 +143,7 @@ extension CollectorStats {
 ///
 /// Everything is scoped by `app`, the app the request's key belongs to: one app's events never
 /// count in another's stats, and the same uuid from two apps is two events.
-@_spi(NFLogWire) public protocol EventStore: Sendable {
+package protocol EventStore: Sendable {
     /// Stores every event of the batch that is new for this app, in one transaction, and
     /// returns only after it committed. Events whose uuid is already stored are dropped and counted.
     func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult

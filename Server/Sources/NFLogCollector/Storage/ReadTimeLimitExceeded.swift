@@ -3,16 +3,16 @@ import Foundation
 /// A read of the store (a report, a lookup, the app list, a page of an export) ran longer than
 /// the store's read time limit and was stopped. The store stays usable, and ingest was never held
 /// up by it.
-public struct ReadTimeLimitExceeded: Error, Sendable, CustomStringConvertible {
+package struct ReadTimeLimitExceeded: Error, Sendable, CustomStringConvertible {
     /// The store's read time limit.
-    public let limit: Duration
+    package let limit: Duration
 
-    public init(limit: Duration) {
+    package init(limit: Duration) {
         self.limit = limit
     }
 
     /// "the read took longer than 30 s (the store's read time limit)"; under a second, in ms.
-    public var description: String {
+    package var description: String {
         let (seconds, attoseconds) = limit.components
         let milliseconds = Double(seconds) * 1_000 + Double(attoseconds) / 1e15
         let amount = attoseconds == 0 ? "\(seconds) s"

@@ -72,7 +72,7 @@ extension SQLiteEventStore {
         }
     }
 
-    public func dropEvents(receivedBefore cutoff: Int64) async throws -> Int {
+    package func dropEvents(receivedBefore cutoff: Int64) async throws -> Int {
         try await dropExpired(receivedBefore: cutoff).events
     }
 

@@ -4,7 +4,7 @@
 /// before the cutoff, ``RollupDays``) deleted a day of one app's rows at a time, each in its own transaction on
 /// the writer, so uploads are stored between them.
 extension SQLiteEventStore {
-    public func dropRollups(hoursBefore hour: Int64) async throws -> Int {
+    package func dropRollups(hoursBefore hour: Int64) async throws -> Int {
         let apps = try await self.apps()
         var dropped = 0
         // Hour rows before day rows: deleting an hour row of a compacted day takes it out of the

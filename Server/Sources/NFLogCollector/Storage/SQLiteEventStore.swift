@@ -1,8 +1,8 @@
 import Dispatch
-public import Foundation
-public import Logging
+package import Foundation
+package import Logging
 import Synchronization
-@_spi(NFLogShared) public import NFLogSupport
+@_spi(NFLogShared) package import NFLogSupport
 
 /// The default ``EventStore``: one SQLite file (WAL), created if missing.
 ///
@@ -12,7 +12,7 @@ import Synchronization
 /// over millions of events never holds up an upload; and a ``WALCheckpointer`` copies the log
 /// into the file after a read, so the writer never does that catch-up. The async callers wait
 /// without blocking a thread.
-public final class SQLiteEventStore: @unchecked Sendable {
+package final class SQLiteEventStore: @unchecked Sendable {
     // @unchecked: `connection` and `statements` are touched only on `queue`; `reader` only on
     // `readQueue`.
     private let queue = DispatchQueue(label: "nflog-collector.store")
@@ -33,11 +33,11 @@ public final class SQLiteEventStore: @unchecked Sendable {
     let logger: Logger
     /// Row ids a backfill step reads (``SQLiteRollupBackfill/stepSize``).
     private let backfillStep: Int
-    public let path: String
+    package let path: String
 
     /// How long one read (a report, a lookup, the app list, a page of an export) may run before
     /// it is stopped with ``ReadTimeLimitExceeded``.
-    public let readTimeLimit: Duration
+    package let readTimeLimit: Duration
 
     /// Opens (creating if needed) and migrates the database at `path`.
     /// - Parameters:
@@ -50,7 +50,7 @@ public final class SQLiteEventStore: @unchecked Sendable {
     ///     reader indefinitely. It counts from when the read starts, not while it waits behind
     ///     another. ``exportEvents(app:line:)`` (the operator's local export) has no limit.
     ///   - logger: where the rollups' backfill says how far it got (a store from before them).
-    public convenience init(path: String, durableCommits: Bool = true, readTimeLimit: Duration = .seconds(30),
+    package convenience init(path: String, durableCommits: Bool = true, readTimeLimit: Duration = .seconds(30),
                             logger: Logger = Logger(label: "nflog-collector.sqlite")) throws {
         try self.init(path: path, durableCommits: durableCommits, readTimeLimit: readTimeLimit, logger: logger,
                       backfillStep: SQLiteRollupBackfill.stepSize, compacts: true)
@@ -123,7 +123,7 @@ public final class SQLiteEventStore: @unchecked Sendable {
     /// every write through the store fails.
     /// - Throws: ``SQLiteStoreError`` when there is no such file, it cannot be read, it is not a
     ///   collector database, or its schema is another release's (older: `serve` migrates it).
-    public init(readingOnly path: String, readTimeLimit: Duration = .seconds(30)) throws {
+    package init(readingOnly path: String, readTimeLimit: Duration = .seconds(30)) throws {
         self.readTimeLimit = readTimeLimit
         self.logger = Logger(label: "nflog-collector.sqlite")
         self.backfillStep = SQLiteRollupBackfill.stepSize
@@ -288,7 +288,7 @@ public final class SQLiteEventStore: @unchecked Sendable {
         }
     }
 
-    @_spi(NFLogWire) public func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult {
+    package func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult {
         try await onQueue { connection, s in
             try connection.transaction { () throws(SQLiteError) -> StoreResult in
                 let context = try Self.contextRowID(batch, app: app, s)
@@ -503,7 +503,7 @@ public final class SQLiteEventStore: @unchecked Sendable {
     /// The totals, with the span of the data kept read on the reader (``dataSpan(_:app:)``):
     /// the writer's queue only reads the totals' few rows. Stats are answered within any read
     /// time limit: a span that takes longer to find is left out, not waited for.
-    public func stats(app: String) async throws -> CollectorStats {
+    package func stats(app: String) async throws -> CollectorStats {
         let counts = try await totals(app: app)
         let span: (first: Int64?, last: Int64?)
         // Not behind another read either: a long report would hold the stats for as long.
@@ -563,11 +563,11 @@ public final class SQLiteEventStore: @unchecked Sendable {
         }
     }
 
-    public func report(app: String) async throws -> AnalyticsReport {
+    package func report(app: String) async throws -> AnalyticsReport {
         try await report(app: app, filter: ReportFilter())
     }
 
-    public func report(app: String, filter: ReportFilter) async throws -> AnalyticsReport {
+    package func report(app: String, filter: ReportFilter) async throws -> AnalyticsReport {
         let stats = try await totals(app: app)
         return try await onReadQueue { connection in try Self.analyse(connection, app: app, stats: stats, filter: filter) }
     }
@@ -608,7 +608,7 @@ public final class SQLiteEventStore: @unchecked Sendable {
         while try statement.step() { row(statement) }
     }
 
-    public func storedIDs(app: String, among ids: [UUID]) async throws -> Set<UUID> {
+    package func storedIDs(app: String, among ids: [UUID]) async throws -> Set<UUID> {
         try await onReadQueue { connection in
             let find = try connection.prepare("SELECT 1 FROM events WHERE app = ? AND uuid = ?")
             var found = Set<UUID>()
@@ -621,7 +621,7 @@ public final class SQLiteEventStore: @unchecked Sendable {
         }
     }
 
-    public func apps() async throws -> [String] {
+    package func apps() async throws -> [String] {
         try await onReadQueue { connection in try Self.appNames(connection) }
     }
 
@@ -634,26 +634,26 @@ public final class SQLiteEventStore: @unchecked Sendable {
 
     /// No time limit: `nflog-collector export` streams millions of rows for an operator, which
     /// may rightly take minutes. The reader is busy meanwhile; ingest is not.
-    public func exportEvents(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
+    package func exportEvents(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
         try await onReadQueue(timeLimit: nil) { connection in try EventExporter.format.export(connection, app: app, line: line) }
     }
 
     /// Within the store's ``readTimeLimit``, like every other read.
-    public func exportPage(app: String, after: Int64, limit: Int) async throws -> ExportPage {
+    package func exportPage(app: String, after: Int64, limit: Int) async throws -> ExportPage {
         try await onReadQueue { connection in try EventExporter.format.page(connection, app: app, after: after, limit: limit) }
     }
 
     /// No time limit, as ``exportEvents(app:line:)``.
-    public func exportAggregates(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
+    package func exportAggregates(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
         try await onReadQueue(timeLimit: nil) { connection in try AggregateExporter.format.export(connection, app: app, line: line) }
     }
 
     /// Within the store's ``readTimeLimit``, like every other read.
-    public func exportAggregatePage(app: String, after: Int64, limit: Int) async throws -> ExportPage {
+    package func exportAggregatePage(app: String, after: Int64, limit: Int) async throws -> ExportPage {
         try await onReadQueue { connection in try AggregateExporter.format.page(connection, app: app, after: after, limit: limit) }
     }
 
-    public func probeWrite() async throws {
+    package func probeWrite() async throws {
         try await onQueue { connection, _ in
             // A batch's worth of new pages (256 KiB), not one row that fits in a page already
             // there: a nearly full disk takes a row and refuses a batch.
@@ -664,7 +664,7 @@ public final class SQLiteEventStore: @unchecked Sendable {
         }
     }
 
-    public func close() async {
+    package func close() async {
         // First: a step queued after the connections went would only fail.
         let tasks = [compaction.withLock({ $0 }), backfill.withLock({ $0 })].compactMap({ $0 })
         for task in tasks { task.cancel() }
@@ -684,4 +684,4 @@ public final class SQLiteEventStore: @unchecked Sendable {
 }
 
 // The store seam the collector's routes use: SPI, with the wire types it takes.
-@_spi(NFLogWire) extension SQLiteEventStore: EventStore {}
+extension SQLiteEventStore: EventStore {}

@@ -1,8 +1,8 @@
 /// A SQLite file the collector cannot use as asked, with what to do about it: one that is not
 /// there, not a collector's database, of another collector release's schema, or read-only
 /// where the collector must write.
-public struct SQLiteStoreError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: Sendable, Equatable {
+package struct SQLiteStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Kind: Sendable, Equatable {
         case noSuchFile
         case unreadable
         case notACollectorDatabase
@@ -11,9 +11,9 @@ public struct SQLiteStoreError: Error, Sendable, Equatable, CustomStringConverti
         case notWritable
     }
 
-    public let kind: Kind
-    public let path: String
-    public let description: String
+    package let kind: Kind
+    package let path: String
+    package let description: String
 
     init(_ kind: Kind, path: String, _ description: String) {
         self.kind = kind

@@ -1,11 +1,11 @@
-public import Foundation
+package import Foundation
 import NIOSSL
 
 /// A certificate file or key file a collector cannot serve HTTPS with, and why.
-public struct CollectorTLSError: Error, Sendable, CustomStringConvertible {
-    public let path: String
-    public let reason: String
-    public var description: String { "\(path): \(reason)" }
+package struct CollectorTLSError: Error, Sendable, CustomStringConvertible {
+    package let path: String
+    package let reason: String
+    package var description: String { "\(path): \(reason)" }
 }
 
 /// The certificate chain and private key a collector serves HTTPS with
@@ -13,12 +13,12 @@ public struct CollectorTLSError: Error, Sendable, CustomStringConvertible {
 ///
 /// Both files are PEM. The certificate file may hold a chain, leaf first. TLS 1.2 is the oldest
 /// version accepted.
-public struct CollectorTLS: Sendable {
+package struct CollectorTLS: Sendable {
     let configuration: TLSConfiguration
 
     /// Reads a PEM certificate chain and a PEM private key.
     /// - Throws: ``CollectorTLSError`` naming the file that cannot be used.
-    public init(certificateFile: URL, privateKeyFile: URL) throws(CollectorTLSError) {
+    package init(certificateFile: URL, privateKeyFile: URL) throws(CollectorTLSError) {
         func read(_ url: URL) throws(CollectorTLSError) -> [UInt8] {
             do { return Array(try Data(contentsOf: url)) } catch {
                 throw CollectorTLSError(path: url.path, reason: "cannot be read (\(error.localizedDescription))")
@@ -29,7 +29,7 @@ public struct CollectorTLS: Sendable {
     }
 
     /// A certificate chain and private key given as PEM text.
-    public init(certificatePEM: String, privateKeyPEM: String) throws(CollectorTLSError) {
+    package init(certificatePEM: String, privateKeyPEM: String) throws(CollectorTLSError) {
         try self.init(certificatePEM: Array(certificatePEM.utf8), privateKeyPEM: Array(privateKeyPEM.utf8),
                       certificatePath: "the certificate", privateKeyPath: "the private key")
     }

@@ -13,18 +13,18 @@ import Darwin
 ///
 /// The key is P-256; the certificate names every host given as a subject alternative name
 /// (IP addresses as IP addresses), so hostname verification passes for each of them.
-public struct SelfSignedCertificate: Sendable {
+package struct SelfSignedCertificate: Sendable {
     /// The certificate, PEM.
-    public let certificatePEM: String
+    package let certificatePEM: String
     /// The private key, PEM (PKCS#8). Keep it secret.
-    public let privateKeyPEM: String
+    package let privateKeyPEM: String
 
     /// Generates a new key and certificate.
     /// - Parameters:
     ///   - hosts: DNS names and IP addresses the certificate is for, such as `["localhost", "127.0.0.1"]`.
     ///   - validity: how long from now it is valid.
     /// - Throws: ``CollectorTLSError`` if `hosts` is empty or a name cannot be encoded.
-    public init(hosts: [String], validity: Duration = .seconds(365 * 86_400)) throws(CollectorTLSError) {
+    package init(hosts: [String], validity: Duration = .seconds(365 * 86_400)) throws(CollectorTLSError) {
         guard let first = hosts.first else { throw CollectorTLSError(path: "hosts", reason: "name at least one host") }
         let key = P256.Signing.PrivateKey()
         let now = Date()

@@ -1,6 +1,6 @@
-public import Foundation
-public import Logging
-@_spi(NFLogShared) public import NFLogSupport
+package import Foundation
+package import Logging
+@_spi(NFLogShared) package import NFLogSupport
 import PostgresNIO
 import Synchronization
 
@@ -25,7 +25,7 @@ import Synchronization
 /// percentiles with `percentile_disc`, ordered means) and equals SQLite's for the same batches;
 /// exports stream their rows: neither holds the events in memory. A report, a lookup, the app
 /// list and an export page are stopped past ``readTimeLimit``, as SQLite's are.
-public final class PostgresEventStore: Sendable {
+package final class PostgresEventStore: Sendable {
     private let client: PostgresClient
     /// The pool's `run()`: the client leases connections only while it runs; ``close()`` cancels it.
     private let runner: Task<Void, Never>
@@ -46,7 +46,7 @@ public final class PostgresEventStore: Sendable {
     /// How long one statement of a read (a report, a lookup, the app list, an export page) may
     /// run before PostgreSQL stops it (`statement_timeout`) and the read throws
     /// ``ReadTimeLimitExceeded``. The whole-stream exports have no limit.
-    public let readTimeLimit: Duration
+    package let readTimeLimit: Duration
 
     /// Connects to `url` (`postgres://USER@HOST:PORT/DB[?sslmode=require|verify-full…]`) and
     /// migrates the database.
@@ -57,7 +57,7 @@ public final class PostgresEventStore: Sendable {
     ///   - readTimeLimit: how long one statement of a read may run (``readTimeLimit``).
     ///   - readingOnly: check the schema instead of migrating it (`nflog-collector report` and
     ///     `export`, which never write): a database without this release's schema is refused.
-    public convenience init(url: String, poolSize: Int = 8, passwordFile: String? = nil, readTimeLimit: Duration = .seconds(30),
+    package convenience init(url: String, poolSize: Int = 8, passwordFile: String? = nil, readTimeLimit: Duration = .seconds(30),
                             readingOnly: Bool = false,
                             logger: Logger = Logger(label: "nflog-collector.postgres")) async throws {
         try await self.init(url: url, poolSize: poolSize, passwordFile: passwordFile, readTimeLimit: readTimeLimit, readingOnly: readingOnly,
@@ -198,7 +198,7 @@ public final class PostgresEventStore: Sendable {
 
     // MARK: - Storing
 
-    @_spi(NFLogWire) public func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult {
+    package func store(_ batch: Batch, app: String, receivedAt: Int64) async throws -> StoreResult {
         try checkOpen()
         let partition = DayPartition(containing: receivedAt)
         let columns = EventColumns(batch.events)
@@ -544,7 +544,7 @@ public final class PostgresEventStore: Sendable {
     // MARK: - Reading
 
     /// The totals, and the span of the data kept (as SQLite's ``SQLiteEventStore/stats(app:)``).
-    public func stats(app: String) async throws -> CollectorStats {
+    package func stats(app: String) async throws -> CollectorStats {
         let counts = try await totals(app: app)
         // The first and last event time: the end hours through events_hours, then the exact
         // time among the events of those hours only (as SQLite's stats).
@@ -599,13 +599,13 @@ public final class PostgresEventStore: Sendable {
                               eventsExpired: totals[10], aggregatesExpired: totals[11], quarantinedOnDevices: totals[12])
     }
 
-    public func report(app: String) async throws -> AnalyticsReport {
+    package func report(app: String) async throws -> AnalyticsReport {
         try await report(app: app, filter: ReportFilter())
     }
 
     /// Computed in PostgreSQL, in one read-only snapshot (``PostgresReport``): the same report as
     /// ``SQLiteEventStore``'s for the same stored batches, in memory that does not grow with them.
-    public func report(app: String, filter: ReportFilter) async throws -> AnalyticsReport {
+    package func report(app: String, filter: ReportFilter) async throws -> AnalyticsReport {
         try checkOpen()
         let stats = try await totals(app: app)
         let logger = self.logger
@@ -616,7 +616,7 @@ public final class PostgresEventStore: Sendable {
 
     /// From `event_ids`, which holds exactly the stored events' ids (``dropEvents(receivedBefore:)``
     /// removes the dropped ones'): a primary-key probe per id, in one query.
-    public func storedIDs(app: String, among ids: [UUID]) async throws -> Set<UUID> {
+    package func storedIDs(app: String, among ids: [UUID]) async throws -> Set<UUID> {
         try checkOpen()
         guard !ids.isEmpty else { return [] }
         return try await read { connection in
@@ -629,7 +629,7 @@ public final class PostgresEventStore: Sendable {
         }
     }
 
-    public func apps() async throws -> [String] {
+    package func apps() async throws -> [String] {
         try await read { connection in try await Self.apps(connection, logger: logger) }
     }
 
@@ -644,7 +644,7 @@ public final class PostgresEventStore: Sendable {
     /// Computed in PostgreSQL, in one read-only snapshot (``PostgresSeries``): the same series as
     /// ``SQLiteEventStore``'s for the same stored batches; stopped past ``readTimeLimit`` as the
     /// report is.
-    @_spi(NFLogWire) public func series(app: String, query: SeriesQuery) async throws -> ReportSeries {
+    package func series(app: String, query: SeriesQuery) async throws -> ReportSeries {
         let logger = self.logger
         return try await read { connection in try await PostgresSeries.series(connection, app: app, query: query, logger: logger) }
     }
@@ -664,19 +664,19 @@ public final class PostgresEventStore: Sendable {
         FROM aggregates a JOIN contexts c ON c.id = a.context_id
         """
 
-    public func exportEvents(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
+    package func exportEvents(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
         try await streamAll(Self.eventColumns, alias: "e", app: app, lineCapacity: 512, line: line) {
             EventExporter.writeLine($0, into: &$1)
         }
     }
 
-    public func exportPage(app: String, after: Int64, limit: Int) async throws -> ExportPage {
+    package func exportPage(app: String, after: Int64, limit: Int) async throws -> ExportPage {
         try await page(Self.eventColumns, alias: "e", app: app, after: after, limit: limit, lineCapacity: 512) {
             EventExporter.writeLine($0, into: &$1)
         }
     }
 
-    public func exportAggregates(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
+    package func exportAggregates(app: String?, line: @escaping @Sendable ([UInt8]) -> Void) async throws {
         try await streamAll(Self.aggregateColumns, alias: "a", app: app, lineCapacity: 1_024, line: line) {
             AggregateExporter.writeLine($0, into: &$1)
         }
@@ -699,7 +699,7 @@ public final class PostgresEventStore: Sendable {
         }
     }
 
-    public func exportAggregatePage(app: String, after: Int64, limit: Int) async throws -> ExportPage {
+    package func exportAggregatePage(app: String, after: Int64, limit: Int) async throws -> ExportPage {
         try await page(Self.aggregateColumns, alias: "a", app: app, after: after, limit: limit, lineCapacity: 1_024) {
             AggregateExporter.writeLine($0, into: &$1)
         }
@@ -743,7 +743,7 @@ public final class PostgresEventStore: Sendable {
     // MARK: - Health, retention, closing
 
     /// A one-row upsert committed: PostgreSQL's answer to whether a batch could be stored now.
-    public func probeWrite() async throws {
+    package func probeWrite() async throws {
         try checkOpen()
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         try await client.query("""
@@ -755,7 +755,7 @@ public final class PostgresEventStore: Sendable {
     /// its events' ids, and returns how many events those partitions held. A partition the cutoff
     /// falls inside is kept whole: retention drops whole days, never rows. The totals keep
     /// counting what was stored (stats are what the collector received, not what it keeps).
-    public func dropEvents(receivedBefore cutoff: Int64) async throws -> Int {
+    package func dropEvents(receivedBefore cutoff: Int64) async throws -> Int {
         try checkOpen()
         let logger = self.logger
         let dropped: (events: Int, days: [Int64]) = try await client.withTransaction(logger: logger) { c in
@@ -818,7 +818,7 @@ public final class PostgresEventStore: Sendable {
     /// one table per transaction
     /// (``PostgresRollupCompaction/drop(_:hoursBefore:_:logger:)``). Only rows of old hours are
     /// locked: uploads, which insert deltas, never wait; folds skip while it holds their lock.
-    public func dropRollups(hoursBefore hour: Int64) async throws -> Int {
+    package func dropRollups(hoursBefore hour: Int64) async throws -> Int {
         try checkOpen()
         let logger = self.logger
         var dropped = 0
@@ -829,7 +829,7 @@ public final class PostgresEventStore: Sendable {
     }
 
     /// Stops the pool (its run task); later calls throw ``PostgresStoreError/closed``.
-    public func close() async {
+    package func close() async {
         closed.withLock { $0 = true }
         // The background tasks first, while the pool still runs: each ends (or its wait for a
         // connection is cancelled with it); cancelling the pool first left a fold waiting for a
@@ -844,4 +844,4 @@ public final class PostgresEventStore: Sendable {
 }
 
 // The store seam the collector's routes use: SPI, with the wire types it takes.
-@_spi(NFLogWire) extension PostgresEventStore: EventStore {}
+extension PostgresEventStore: EventStore {}

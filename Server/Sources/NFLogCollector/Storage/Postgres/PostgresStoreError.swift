@@ -1,6 +1,6 @@
 /// What the PostgreSQL store refuses or cannot do, in words an operator can act on. Errors of the
 /// database itself come as postgres-nio's `PSQLError`.
-public enum PostgresStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum PostgresStoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The URL, the password file or a setting is wrong.
     case configuration(String)
     /// The store was closed.
@@ -8,7 +8,7 @@ public enum PostgresStoreError: Error, Sendable, Equatable, CustomStringConverti
     /// Not implemented on PostgreSQL yet (the SQLite store has it).
     case unsupported(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .configuration(let message): "PostgreSQL store: \(message)"
         case .closed: "PostgreSQL store: the store is closed"
