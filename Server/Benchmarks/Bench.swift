@@ -34,7 +34,7 @@ struct Run: AsyncParsableCommand {
 
     /// The phases, named as `--only` takes them.
     enum Phase: String, CaseIterable {
-        case logCall = "log-call", durable, e2e, faults, collector, memory, aggregate, instrumentation, outputs, postgres, analytics
+        case logCall = "log-call", deviceCost = "device-cost", durable, e2e, faults, collector, memory, aggregate, instrumentation, outputs, postgres, analytics
     }
 
     func run() async throws {
@@ -45,6 +45,7 @@ struct Run: AsyncParsableCommand {
         // Each phase starts with the disk's write-back done (sync), so one phase's writes do not
         // slow the next one down.
         if only.contains(.logCall) { sync(); try await logCall(&report) }
+        if only.contains(.deviceCost) { sync(); try deviceCost(&report) }
         if only.contains(.durable) { sync(); try await durable(&report) }
         if only.contains(.e2e) { sync(); try await endToEnd(&report) }
         if only.contains(.faults) { sync(); try await faults(&report) }
@@ -102,6 +103,27 @@ struct Run: AsyncParsableCommand {
         } else {
             report.lines.append(padded("log call, instructions:") + "not counted (valgrind or strip is not installed)")
         }
+    }
+
+    /// What an event costs the app's whole process, all threads (callgrind): logged as apps
+    /// write it, committed, nothing uploaded. `disabled_beyond_harness` is Disabled mode less the
+    /// same loop with the call replaced by one that runs the completion at once.
+    private func deviceCost(_ report: inout Report) throws {
+        let calls = quick ? 2_000 : 20_000
+        note("   device cost: whole-process instructions per event (callgrind, \(calls) events)…")
+        guard let counts = try InstructionCount.deviceCost(calls: calls) else {
+            report.lines.append(padded("device cost:") + "not counted (valgrind or strip is not installed)")
+            return
+        }
+        let active = counts["whole-active"] ?? 0, disabled = counts["whole-disabled"] ?? 0
+        let harness = counts["whole-harness"] ?? 0, app = counts["app"] ?? 0
+        report.add("device_cost_instructions_per_event", active)
+        report.add("device_cost_disabled_instructions_per_event", disabled)
+        report.add("device_cost_harness_instructions_per_event", harness)
+        report.add("device_cost_disabled_beyond_harness", disabled - harness)
+        report.add("device_cost_app_call_instructions", app)
+        report.lines.append(padded("device cost, whole process:") + "\(Int(active)) instructions/event committed · disabled \(Int(disabled)) (the app's own loop: \(Int(harness)), so disabled costs \(Int(disabled - harness)) more)")
+        report.lines.append(padded("log call as apps write it:") + "\(Int(app)) instructions on the caller's thread (literal parameters, a completion)")
     }
 
     private func durable(_ report: inout Report) async throws {

@@ -12,6 +12,50 @@ import NFLogger
 enum InstructionCount {
     /// The figure per mode, or `nil` when valgrind or strip is not installed.
     static func measure(calls: Int, modes: [String]) throws -> [String: Double]? {
+        try counting { counter in
+            var counts: [String: Double] = [:]
+            for mode in modes {
+                counts[mode] = Double(try counter.count(calls: calls, mode: mode, only: "nflog_bench_counted_call")) / Double(calls)
+            }
+            return counts
+        }
+    }
+
+    /// What each event costs the whole process (every thread, start to exit), per `whole-…` mode:
+    /// a run of `calls` events minus the same run with none, ÷ `calls`. And the call as apps
+    /// write it (`app`: literal parameters and a completion), on the caller's thread.
+    static func deviceCost(calls: Int) throws -> [String: Double]? {
+        try counting { counter in
+            var counts: [String: Double] = [:]
+            for mode in ["whole-active", "whole-disabled", "whole-harness"] {
+                let events = try counter.count(calls: calls, mode: mode, only: nil)
+                let none = try counter.count(calls: 0, mode: mode, only: nil)
+                counts[mode] = Double(events - none) / Double(calls)
+            }
+            counts["app"] = Double(try counter.count(calls: calls, mode: "app", only: "nflog_bench_app_call")) / Double(calls)
+            return counts
+        }
+    }
+
+    /// Runs `nflog-count-calls` (built beside this program) under callgrind.
+    struct Counter {
+        let valgrind: String
+        let program: URL
+        let directory: URL
+
+        /// Instructions of one run: inside `only` (and what it calls, on that thread), or all.
+        func count(calls: Int, mode: String, only symbol: String?) throws -> Int {
+            let output = directory.appendingPathComponent("callgrind.\(mode).\(calls).out")
+            var arguments = ["--tool=callgrind", "--callgrind-out-file=\(output.path)"]
+            if let symbol { arguments += ["--collect-atstart=no", "--toggle-collect=\(symbol)"] }
+            arguments += [program.path, String(calls), mode]
+            guard InstructionCount.run(valgrind, arguments) else { throw BenchError("callgrind failed for mode \(mode)") }
+            return try InstructionCount.totalInstructions(in: output)
+        }
+    }
+
+    /// A counter over a stripped copy of `nflog-count-calls`, or `nil` without valgrind or strip.
+    private static func counting<T>(_ body: (Counter) throws -> T) throws -> T? {
         guard let valgrind = which("valgrind"), let strip = which("strip") else { return nil }
         let me = (Bundle.main.executableURL ?? URL(fileURLWithPath: "/proc/self/exe"))
             .deletingLastPathComponent().appendingPathComponent("nflog-count-calls")
@@ -21,19 +65,11 @@ enum InstructionCount {
         let copy = directory.appendingPathComponent("nflog-count-calls")
         try FileManager.default.copyItem(at: me, to: copy)
         guard run(strip, ["--strip-debug", copy.path]) else { throw BenchError("strip --strip-debug failed") }
-        var counts: [String: Double] = [:]
-        for mode in modes {
-            let output = directory.appendingPathComponent("callgrind.\(mode).out")
-            let arguments = ["--tool=callgrind", "--collect-atstart=no", "--toggle-collect=nflog_bench_counted_call",
-                             "--callgrind-out-file=\(output.path)", copy.path, String(calls), mode]
-            guard run(valgrind, arguments) else { throw BenchError("callgrind failed for mode \(mode)") }
-            counts[mode] = Double(try totalInstructions(in: output)) / Double(calls)
-        }
-        return counts
+        return try body(Counter(valgrind: valgrind, program: copy, directory: directory))
     }
 
     /// The `totals:` (or `summary:`) line of a callgrind output file: instructions executed.
-    private static func totalInstructions(in file: URL) throws -> Int {
+    fileprivate static func totalInstructions(in file: URL) throws -> Int {
         let text = try String(contentsOf: file, encoding: .utf8)
         for line in text.split(separator: "\n") where line.hasPrefix("totals:") || line.hasPrefix("summary:") {
             if let value = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) { return value }
@@ -46,7 +82,7 @@ enum InstructionCount {
         return path.split(separator: ":").map { "\($0)/\(tool)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    private static func run(_ executable: String, _ arguments: [String]) -> Bool {
+    fileprivate static func run(_ executable: String, _ arguments: [String]) -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

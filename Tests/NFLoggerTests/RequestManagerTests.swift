@@ -19,8 +19,8 @@ struct RequestManagerTests {
         return graph.requests
     }
 
-    func draft(_ name: String) -> EventDraft {
-        EventDraft(kind: .point, name: name, type: "event", wallMilliseconds: 1_750_000_000_000, monotonicNanoseconds: 1,
+    func draft(_ name: String, kind: EventKind = .point) -> EventDraft {
+        EventDraft(kind: kind, name: name, type: "event", wallMilliseconds: 1_750_000_000_000, monotonicNanoseconds: 1,
                    loggedWhilePending: false, link: nil)
     }
 
@@ -64,6 +64,35 @@ struct RequestManagerTests {
         _ = requests.submit(draft("after.drain"), parameters: [:], completion: after.completion)
         await after.wait(for: 1)
         #expect(after.statuses.first?.isRecorded == true)
+        await withCheckedContinuation { done in requests.close { done.resume() } }
+    }
+
+    @Test("Events written in one transaction (many rows to a statement) are stored in the order of the calls, each with its own values")
+    func oneDrainKeepsOrder() async throws {
+        let directory = TemporaryDirectory()
+        let requests = requests(directory)
+        let opened = StatusLog()
+        _ = requests.submit(draft("open.first"), parameters: [:], completion: opened.completion)
+        await opened.wait(for: 1)
+        // Behind the lock every call waits, so one drain writes them all: 16-row inserts, the
+        // rest one by one, a span's start in between.
+        let lock = try HeldWriteLock(directory.databaseURL)
+        let statuses = StatusLog()
+        var ids: [UUID?] = []
+        for index in 0..<41 {
+            if index == 20 {
+                _ = requests.submit(draft("span.between", kind: .span), parameters: [:], completion: statuses.completion)
+            }
+            ids.append(requests.submit(draft("row.\(index)"), parameters: ["index": index], completion: statuses.completion))
+        }
+        lock.release()
+        await statuses.wait(for: 42)
+        #expect(statuses.statuses.allSatisfy { $0.isRecorded })
+        let rows = try DatabaseReader(directory.databaseURL).rows("SELECT uuid, name, parameters FROM point_events WHERE name LIKE 'row.%' ORDER BY id")
+        #expect(rows.map { $0["name"] as? String } == (0..<41).map { "row.\($0)" })
+        #expect(rows.map { $0["parameters"] as? String } == (0..<41).map { #"{"index":\#($0)}"# })
+        #expect(rows.map { ($0["uuid"] as? [UInt8]).map { bytes in bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) } } } == ids)
+        #expect(try DatabaseReader(directory.databaseURL).int("SELECT count(*) FROM span_events WHERE name = 'span.between'") == 1)
         await withCheckedContinuation { done in requests.close { done.resume() } }
     }
 

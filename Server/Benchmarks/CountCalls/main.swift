@@ -1,9 +1,21 @@
-// `nflog-count-calls CALLS MODE`: log calls for callgrind to count, under a plain symbol name
-// (`nflog_bench_counted_call`) that `--toggle-collect` can name. A synchronous main: valgrind
+// `nflog-count-calls CALLS MODE`: log calls for callgrind to count. A synchronous main: valgrind
 // 3.19 crashes in `dispatch_main`, where an async main waits.
+//
+// Modes:
+// - `active`, `disabled`: the call with parameters the app built beforehand, under a plain symbol
+//   name (`nflog_bench_counted_call`) that `--toggle-collect` can name: the caller's thread only.
+// - `app`: the call as apps write it, literal parameters and a completion handler, under
+//   `nflog_bench_app_call`: the caller's thread only.
+// - `whole-active`, `whole-disabled`: CALLS calls as apps write them, every completion awaited
+//   (each event committed; nothing uploaded: no collector is configured), then closed. Counted
+//   whole (every thread, from start to exit); the same run with CALLS = 0 is the program's fixed
+//   cost, which the benchmark subtracts.
+// - `whole-harness`: the same loop with the logger's call replaced by a function that runs the
+//   completion at once: what the app's side of each call costs (its literal, its closure).
 import Dispatch
 import Foundation
 import NFLogger
+import Synchronization
 
 /// One log call with three parameters.
 @inline(never) @_silgen_name("nflog_bench_counted_call")
@@ -11,18 +23,50 @@ func countedCall(_ logger: NFLogger, _ parameters: LogParameters) {
     logger.logEvent(name: "ui.tap", parameters: parameters, completion: nil)
 }
 
+/// One log call as an app writes it: the parameters a literal, a completion handler.
+@inline(never) @_silgen_name("nflog_bench_app_call")
+func appCall(_ logger: NFLogger, _ index: Int, _ done: Completions) {
+    logger.logEvent(name: "ui.tap", parameters: ["screen": "home", "button": "buy", "index": index]) { _ in done.one() }
+}
+
+/// The app's side of `appCall` alone: the same literal and closure, the completion run at once.
+@inline(never) @_silgen_name("nflog_bench_harness_call")
+func harnessCall(_ index: Int, _ done: Completions) {
+    let parameters: LogParameters = ["screen": "home", "button": "buy", "index": index]
+    swallow(parameters) { _ in done.one() }
+}
+
+@inline(never)
+func swallow(_ parameters: LogParameters, _ completion: @escaping LogCompletion) {
+    completion(.disabled)
+}
+
+/// Counts completions; `wait()` returns once `expected` have run.
+final class Completions: Sendable {
+    private let count = Atomic<Int>(0)
+    private let expected: Int
+    private let allDone = DispatchSemaphore(value: 0)
+    init(expected: Int) { self.expected = expected }
+    func one() {
+        if count.add(1, ordering: .relaxed).newValue == expected { allDone.signal() }
+    }
+    func wait() { if expected > 0 { allDone.wait() } }
+}
+
+let modes = ["active", "disabled", "app", "whole-active", "whole-disabled", "whole-harness"]
 let arguments = CommandLine.arguments
-guard arguments.count == 3, let calls = Int(arguments[1]), ["active", "disabled"].contains(arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: nflog-count-calls CALLS active|disabled\n".utf8))
+guard arguments.count == 3, let calls = Int(arguments[1]), calls >= 0, modes.contains(arguments[2]) else {
+    FileHandle.standardError.write(Data("usage: nflog-count-calls CALLS \(modes.joined(separator: "|"))\n".utf8))
     exit(2)
 }
+let mode = arguments[2]
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-count-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
 var configuration = Configuration(databaseURL: directory.appendingPathComponent("events.sqlite"), appID: "com.example.bench", appVersion: "1.0")
 configuration.limits.maxPendingEvents = calls + 10_000
 configuration.limits.maxPendingBytes = max(16 << 20, (calls + 10_000) * 400)
-configuration.mode = arguments[2] == "disabled" ? .disabled : .active
+configuration.mode = mode.hasSuffix("disabled") ? .disabled : .active
 let logger = try NFLogger(configuration: configuration)
 
 /// Waits for a call's completion, from this synchronous main.
@@ -35,8 +79,19 @@ func wait(_ body: (@escaping @Sendable () -> Void) -> Void) {
 wait { done in logger.logEvent(name: "warm.up") { _ in done() } }  // the database is open
 for index in 0..<1_000 { logger.logEvent(name: "ui.tap", parameters: ["screen": "home", "button": "buy", "index": index], completion: nil) }
 wait { done in logger.flush { _ in done() } }
-for index in 0..<calls {
-    let parameters: LogParameters = ["screen": "home", "button": "buy", "index": index]  // built by the app, not counted
-    countedCall(logger, parameters)
+switch mode {
+case "active", "disabled":
+    for index in 0..<calls {
+        let parameters: LogParameters = ["screen": "home", "button": "buy", "index": index]  // built by the app, not counted
+        countedCall(logger, parameters)
+    }
+case "whole-harness":
+    let completions = Completions(expected: calls)
+    for index in 0..<calls { harnessCall(index, completions) }
+    completions.wait()
+default:
+    let completions = Completions(expected: calls)
+    for index in 0..<calls { appCall(logger, index, completions) }
+    completions.wait()
 }
 wait { done in logger.close { done() } }

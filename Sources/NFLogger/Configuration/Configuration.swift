@@ -38,7 +38,9 @@ public struct Configuration: Sendable {
     /// seconds: 0 … 604,800 (a week). Default: 1,800 (30 minutes).
     public var sessionIdleTimeout: TimeInterval = 30 * 60
     /// Where completion handlers run. Default: a serial queue owned by the logger. Never the
-    /// caller's thread.
+    /// caller's thread. Handlers run one after another, in the order their statuses were
+    /// decided, even on a concurrent queue (a burst of them shares one block): a handler that
+    /// blocks holds up the ones behind it.
     public var completionQueue: DispatchQueue?
     /// How and when recorded events are uploaded to ``uploadURL``.
     public var upload = Upload()

@@ -6,8 +6,15 @@ public typealias LogCompletion = @Sendable (LogStatus) -> Void
 
 /// Delivers statuses to completion handlers, always asynchronously on the completion queue and
 /// never on the caller's thread, and counts them for diagnostics.
+///
+/// Statuses wait in one mailbox, in the order they were finished, and one hop to the queue runs
+/// every status waiting when it runs: a hop (a block, a wake-up of the queue's thread) costs the
+/// process far more than the completion it runs, so a burst of calls pays for one, not one each.
 final class CompletionDispatcher: Sendable {
     let queue: DispatchQueue
+    /// Statuses not yet handed to their completions. Non-empty exactly when a hop that will run
+    /// them has been queued (the call that made it non-empty queued it).
+    private let mailbox = Lock<[(LogCompletion, LogStatus)]>([])
     // UnsafeAtomic (created here, destroyed in deinit): a ManagedAtomic reaches its storage
     // through a class method, an indirect call on every count.
     private let recorded = UnsafeAtomic<Int>.create(0)
@@ -36,7 +43,7 @@ final class CompletionDispatcher: Sendable {
     func finish(_ status: LogStatus, _ completion: LogCompletion?) {
         count(status)
         guard let completion else { return }
-        queue.async { completion(status) }
+        post(completion, status)
     }
 
     /// ``finish(_:_:)`` for ``LogStatus/disabled``, the Disabled path's: no status to build or switch on.
@@ -44,15 +51,36 @@ final class CompletionDispatcher: Sendable {
     func finishDisabled(_ completion: LogCompletion?) {
         disabled.wrappingIncrement(ordering: .relaxed)
         guard let completion else { return }
-        queue.async { completion(.disabled) }
+        post(completion, .disabled)
     }
 
-    /// Hands a committed batch's statuses to their completions in one hop to the queue.
+    /// Hands a committed batch's statuses to their completions, after any finished before them.
     func finish(batch: [(LogCompletion, LogStatus)]) {
         guard !batch.isEmpty else { return }
-        queue.async {
-            for (completion, status) in batch { completion(status) }
+        let hop = mailbox.withLock { waiting in
+            let hop = waiting.isEmpty
+            waiting.append(contentsOf: batch)
+            return hop
         }
+        if hop { queue.async { self.deliverWaiting() } }
+    }
+
+    private func post(_ completion: @escaping LogCompletion, _ status: LogStatus) {
+        let hop = mailbox.withLock { waiting in
+            waiting.append((completion, status))
+            return waiting.count == 1
+        }
+        if hop { queue.async { self.deliverWaiting() } }
+    }
+
+    /// On the completion queue: runs every status waiting now, outside the lock (a completion
+    /// may log again, and finish more).
+    private func deliverWaiting() {
+        let statuses = mailbox.withLock { waiting in
+            defer { waiting.removeAll(keepingCapacity: false) }
+            return waiting
+        }
+        for (completion, status) in statuses { completion(status) }
     }
 
     var counts: (recorded: Int, filtered: Int, disabled: Int, failed: Int) {

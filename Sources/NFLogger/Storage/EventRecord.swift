@@ -127,6 +127,12 @@ enum StorageRequest: Sendable {
         }
     }
 
+    /// Whether this is an event (a point event or a span's start).
+    var isEvent: Bool {
+        if case .event = self { return true }
+        return false
+    }
+
     /// Whether this request answers an app's logging call (and so counts in diagnostics).
     var isLoggingCall: Bool {
         switch self {

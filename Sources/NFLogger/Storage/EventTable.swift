@@ -23,13 +23,14 @@ protocol EventTable: AnyObject {
 extension SQLiteStatement {
     /// Binds the columns every event table starts its INSERT with, in this order:
     /// `uuid, session_id, name, type, parameters, <time in ms>`.
-    func bindCommonColumns(of event: EventRecord, sessionRowID: Int64, cipher: ParameterCipher?) throws(SQLiteError) {
-        try bind(event.id, at: 1)
-        try bind(sessionRowID, at: 2)
-        try bind(event.draft.name, at: 3)
-        try bind(event.draft.type, at: 4)
-        try bindParameters(event.draft.parameters, id: event.id, slot: .parameters, cipher: cipher, at: 5)
-        try bind(event.draft.wallMilliseconds, at: 6)
+    /// `offset` is added to every index (a multi-row INSERT's later rows).
+    func bindCommonColumns(of event: EventRecord, sessionRowID: Int64, cipher: ParameterCipher?, offset: Int32 = 0) throws(SQLiteError) {
+        try bind(event.id, at: offset + 1)
+        try bind(sessionRowID, at: offset + 2)
+        try bind(event.draft.name, at: offset + 3)
+        try bind(event.draft.type, at: offset + 4)
+        try bindParameters(event.draft.parameters, id: event.id, slot: .parameters, cipher: cipher, at: offset + 5)
+        try bind(event.draft.wallMilliseconds, at: offset + 6)
     }
 
     /// Binds parameters JSON as TEXT, or, with a cipher, sealed as a BLOB: plaintext parameters

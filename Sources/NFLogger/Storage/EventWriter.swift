@@ -30,6 +30,11 @@ final class EventWriter {
     private var uncommittedDeletions: [(ConsentReceipt?, Int)] = []
     /// Folds the events a policy's `rules.aggregate` matches, in the same transactions.
     let aggregator: Aggregator
+    /// Point events applied but not yet inserted: consecutive ones go in multi-row inserts
+    /// (`PointEventTable.insert(_:)` of rows), written before any
+    /// other request is applied and before the transaction ends, so the order of effects is
+    /// the requests' order.
+    private var pointRows: [PointEventTable.Row] = []
 
     init(owner: QueueOwner, properties: StandardProperties, limitEnforcer: LimitEnforcer, consent: Consent) {
         self.owner = owner
@@ -56,9 +61,13 @@ final class EventWriter {
             try db.connection.transaction { () throws(SQLiteError) in
                 try aggregator.beginTransaction(db)
                 for (consent, receipt) in owed { uncommittedDeletions.append((receipt, try reconcile(consent, db))) }
+                pointRows.removeAll(keepingCapacity: true)
                 for request in requests {
+                    if !pointRows.isEmpty && !request.isEvent { try insertPointRows(db) }
                     statuses.append(try apply(request, db, limits, router, now: now))
+                    if pointRows.count >= PointEventTable.rowsPerInsert { try insertPointRows(db) }
                 }
+                try insertPointRows(db)
                 try aggregator.persist(db)
                 try aggregator.closeDue(now: now, db: db)
             }
@@ -73,6 +82,7 @@ final class EventWriter {
                 }
             }
             uncommittedDeletions = []
+            pointRows.removeAll(keepingCapacity: true)
             throw error
         }
         // Committed: the consent changes took effect, and the folds.
@@ -119,7 +129,14 @@ final class EventWriter {
             let session = try sessionRowID(event.session, db)
             let priority = limits.priorities.isEmpty ? 0 : limits.priority(for: event.draft.name)
             switch event.draft.kind {
-            case .point: try db.tables.points.insert(event, sessionRowID: session, priority: priority)
+            case .point where route == nil:
+                // No delivery rows to write with it, so it may wait for the rows after it.
+                pointRows.append(PointEventTable.Row(event: event, sessionRowID: session, priority: priority))
+                limitEnforcer.countInserted()
+                return .recorded(event.id)
+            case .point:
+                try insertPointRows(db)
+                try db.tables.points.insert(event, sessionRowID: session, priority: priority)
             case .span: try db.tables.spans.insert(event, sessionRowID: session, priority: priority)
             }
             if let route {
@@ -163,6 +180,13 @@ final class EventWriter {
             uncommittedDeletions.append((receipt, try reconcile(consent, db)))
             return .disabled  // not a logging call: no status is delivered
         }
+    }
+
+    /// Inserts the point events waiting in ``pointRows``, in their order.
+    private func insertPointRows(_ db: OpenDatabase) throws(SQLiteError) {
+        guard !pointRows.isEmpty else { return }
+        try db.tables.points.insert(pointRows[...])
+        pointRows.removeAll(keepingCapacity: true)
     }
 
     /// Folds an ended span: its duration (`duration_ms`) and the numbers of its start's and end's
