@@ -13,6 +13,9 @@ final class EventWriter {
     /// Row ids known to be committed: a cache, cleared whenever a transaction fails.
     private var contextRowID: Int64?
     private var sessionRowIDs: [UUID: Int64] = [:]
+    /// The last session looked up and its row id: nearly every event is in the current session,
+    /// and comparing the object is cheaper than hashing its UUID.
+    private var lastSession: (session: Session, rowID: Int64)?
     /// Counts each event inserted, for the row limit.
     private let limitEnforcer: LimitEnforcer
     private let owner: QueueOwner
@@ -110,6 +113,7 @@ final class EventWriter {
         owner.check()
         contextRowID = nil
         sessionRowIDs = [:]
+        lastSession = nil
         aggregator.forget()
     }
 
@@ -251,7 +255,11 @@ final class EventWriter {
     }
 
     private func sessionRowID(_ session: Session, _ db: OpenDatabase) throws(SQLiteError) -> Int64 {
-        if let known = sessionRowIDs[session.id] { return known }
+        if let lastSession, lastSession.session === session { return lastSession.rowID }
+        if let known = sessionRowIDs[session.id] {
+            lastSession = (session, known)
+            return known
+        }
         let context: Int64
         if let contextRowID { context = contextRowID } else {
             context = try db.sessions.contextRowID(properties: contextJSON)
@@ -259,6 +267,7 @@ final class EventWriter {
         }
         let rowID = try db.sessions.sessionRowID(session, contextRowID: context)
         sessionRowIDs[session.id] = rowID
+        lastSession = (session, rowID)
         return rowID
     }
 }
