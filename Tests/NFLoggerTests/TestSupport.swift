@@ -83,3 +83,60 @@ func jsonObject(_ text: Any??) throws -> [String: Any] {
     guard case let text as String = text ?? nil else { return [:] }
     return try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
 }
+
+/// A clock the test moves by hand whose scheduled work (the logger's timers) runs when the test
+/// moves time past it, on the queue it was scheduled on; it counts what it ran.
+final class TimerClock: EventClock {
+    private struct Scheduled {
+        let id: Int
+        let due: UInt64
+        let queue: DispatchQueue
+        let handler: @Sendable () -> Void
+    }
+    private struct State {
+        var wall: Int64 = 1_750_000_000_000
+        var mono: UInt64 = 1_000_000_000
+        var nextID = 0
+        var scheduled: [Scheduled] = []
+        var fired = 0
+    }
+    private let state = Mutex(State())
+
+    func wallMilliseconds() -> Int64 { state.withLock { $0.wall } }
+    func monotonicNanoseconds() -> UInt64 { state.withLock { $0.mono } }
+
+    func schedule(after nanoseconds: UInt64, leeway: DispatchTimeInterval, on queue: DispatchQueue,
+                  _ handler: @escaping @Sendable () -> Void) -> any ScheduledWork {
+        let id = state.withLock { state in
+            state.nextID += 1
+            state.scheduled.append(Scheduled(id: state.nextID, due: state.mono &+ nanoseconds, queue: queue, handler: handler))
+            return state.nextID
+        }
+        return Work(clock: self, id: id)
+    }
+
+    /// Moves both clocks on by `seconds`, and runs (on their queues) the work that came due.
+    func advance(_ seconds: TimeInterval) {
+        let due = state.withLock { state in
+            state.wall += seconds.milliseconds
+            state.mono += seconds.nanoseconds
+            let now = state.mono
+            let due = state.scheduled.filter { $0.due <= now }.sorted { ($0.due, $0.id) < ($1.due, $1.id) }
+            state.scheduled.removeAll { $0.due <= now }
+            state.fired += due.count
+            return due
+        }
+        for work in due { work.queue.async(execute: work.handler) }
+    }
+
+    /// Work scheduled and not yet run or cancelled.
+    var armed: Int { state.withLock { $0.scheduled.count } }
+    /// Work run so far.
+    var fired: Int { state.withLock { $0.fired } }
+
+    private struct Work: ScheduledWork {
+        let clock: TimerClock
+        let id: Int
+        func cancel() { clock.state.withLock { $0.scheduled.removeAll { $0.id == id } } }
+    }
+}

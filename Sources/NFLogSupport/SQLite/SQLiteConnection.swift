@@ -66,8 +66,13 @@ import CSQLite
         sqlite3_close_v2(handle)
     }
 
+    /// Statements run on this connection (each step of a prepared statement, each `execute`):
+    /// what an idle logger must not add to. Confined, like the connection, to its owner's queue.
+    @_spi(NFLogShared) public internal(set) var statementsRun = 0
+
     /// Runs one or more statements that return no rows the caller needs.
     @_spi(NFLogShared) public func execute(_ sql: String) throws(SQLiteError) {
+        statementsRun &+= 1
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if rc != SQLITE_OK {

@@ -77,6 +77,7 @@ private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.sel
 
     /// Advances the statement. Returns `true` while there is a row to read.
     @_spi(NFLogShared) public func step() throws(SQLiteError) -> Bool {
+        connection.statementsRun &+= 1
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true

@@ -135,8 +135,9 @@ public struct Configuration: Sendable {
 
     /// Batching, compression and retry of uploads. Every duration is in seconds.
     public struct Upload: Sendable, Equatable {
-        /// How often stored events are uploaded while the app is in the foreground, in seconds: at
-        /// least 0.01. Default: 30.
+        /// How long a recorded event may wait before it is uploaded while the app is in the
+        /// foreground, in seconds: at least 0.01. Default: 30. The timer runs only while there
+        /// is something to send: an idle logger wakes for nothing.
         public var interval: TimeInterval = 30
         /// Upload as soon as this many events were recorded since the last upload, without
         /// waiting for the interval. Default: 500.

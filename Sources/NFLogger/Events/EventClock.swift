@@ -1,3 +1,4 @@
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -12,6 +13,35 @@ protocol EventClock: Sendable {
     func wallMilliseconds() -> Int64
     /// Nanoseconds on a clock that never goes backwards within this process.
     func monotonicNanoseconds() -> UInt64
+    /// Runs `handler` once on `queue`, `nanoseconds` from now on the monotonic clock, unless the
+    /// returned work is cancelled first. The default is a Dispatch timer; a test clock fires it
+    /// when the test moves time past it.
+    func schedule(after nanoseconds: UInt64, leeway: DispatchTimeInterval, on queue: DispatchQueue,
+                  _ handler: @escaping @Sendable () -> Void) -> any ScheduledWork
+}
+
+/// Work a clock will run later, until cancelled.
+protocol ScheduledWork: Sendable {
+    func cancel()
+}
+
+extension EventClock {
+    func schedule(after nanoseconds: UInt64, leeway: DispatchTimeInterval, on queue: DispatchQueue,
+                  _ handler: @escaping @Sendable () -> Void) -> any ScheduledWork {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)), leeway: leeway)
+        timer.setEventHandler(handler: handler)
+        timer.resume()
+        return DispatchScheduledWork(timer: timer)
+    }
+}
+
+/// A one-shot Dispatch timer as ``ScheduledWork``.
+/// Invariant (why it may be `@unchecked Sendable`): it only holds the timer, and a Dispatch
+/// source may be cancelled from any thread.
+private struct DispatchScheduledWork: ScheduledWork, @unchecked Sendable {
+    let timer: any DispatchSourceTimer
+    func cancel() { timer.cancel() }
 }
 
 struct SystemEventClock: EventClock {

@@ -22,6 +22,9 @@ final class LimitEnforcer {
         self.owner = owner
     }
 
+    /// Whether any event is stored, as far as this process knows (an over-estimate, as above).
+    var hasStoredEvents: Bool { storedEvents > 0 }
+
     /// Counts the events in a database just opened.
     func recount(_ db: OpenDatabase) throws(SQLiteError) {
         owner.check()

@@ -30,7 +30,11 @@ final class RequestManager: @unchecked Sendable {
     /// The app's filters, applied to each drained batch before the aggregator and the write.
     private var filters: FilterChain
     private let logger: Logger
-    private var maintenanceTimer: (any DispatchSourceTimer)?
+    /// The Pruner's periodic pass, armed only while the database holds something to keep in
+    /// bounds (events stored, a consent change owed): an idle logger wakes for nothing.
+    private var maintenanceWork: (any ScheduledWork)?
+    /// Set on the queue when the logger closes: nothing is armed after it.
+    private var maintenanceStopped = false
     /// Fires when the next open aggregate's window ends, so it closes (and travels) on time
     /// even if nothing else is written then.
     private var windowTimer: (any DispatchSourceTimer)?
@@ -87,12 +91,12 @@ final class RequestManager: @unchecked Sendable {
             _ = self.database.write([StorageRequest]())
             self.database.enforceLimits(includingAge: true)
             for uploader in self.uploaders { uploader.start() }
-            self.scheduleMaintenance(every: Self.maintenanceInterval)
+            self.armMaintenanceIfNeeded()
         }
     }
 
     deinit {
-        maintenanceTimer?.cancel()
+        maintenanceWork?.cancel()
         windowTimer?.cancel()
     }
 
@@ -285,7 +289,10 @@ final class RequestManager: @unchecked Sendable {
         // Counts only: never a name or a parameter.
         logger.trace("wrote a transaction", metadata: ["requests": "\(batch.count)", "recorded": "\(recorded)"])
         recorded += database.takeClosedAggregates()
-        if recorded > 0 { for uploader in uploaders { uploader.recorded(recorded) } }
+        if recorded > 0 {
+            for uploader in uploaders { uploader.recorded(recorded) }
+            armMaintenanceIfNeeded()
+        }
         scheduleWindowTimer()
         batch.removeAll(keepingCapacity: true)
         spare = batch
@@ -392,19 +399,25 @@ final class RequestManager: @unchecked Sendable {
     /// Drops events past the age limit, abandons timed-out spans, enforces the row and byte limits
     /// and gives space back to the disk: the Pruner's periodic pass, on the queue.
     func maintain() {
-        queue.async {
-            if self.database.owesConsent { _ = self.database.write([StorageRequest]()) }
-            self.closeAggregates(early: false)
-            self.database.enforceLimits(includingAge: true)
-        }
+        queue.async { self.maintainNow() }
     }
 
-    private func scheduleMaintenance(every interval: TimeInterval) {
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + interval.dispatchInterval, repeating: interval.dispatchInterval, leeway: .seconds(1))
-        timer.setEventHandler { [weak self] in self?.maintain() }
-        timer.resume()
-        maintenanceTimer = timer
+    private func maintainNow() {
+        if database.owesConsent { _ = database.write([StorageRequest]()) }
+        closeAggregates(early: false)
+        database.enforceLimits(includingAge: true)
+    }
+
+    /// Arms the next periodic pass, unless one is armed or there is nothing to maintain. After
+    /// a pass, it is armed again only while something is still stored: the pass recounts what is.
+    private func armMaintenanceIfNeeded() {
+        guard maintenanceWork == nil, !maintenanceStopped, database.needsMaintenance else { return }
+        maintenanceWork = clock.schedule(after: Self.maintenanceInterval.nanoseconds, leeway: .seconds(1), on: queue) { [weak self] in
+            guard let self else { return }
+            maintenanceWork = nil
+            maintainNow()
+            armMaintenanceIfNeeded()
+        }
     }
 
     /// Writes what is queued, then delivers everything stored to every enabled durable output,
@@ -440,7 +453,8 @@ final class RequestManager: @unchecked Sendable {
         pending.withLock { $0.closed = true }
         afterPendingWrites { database, _ in
             self.closeAggregates(early: true)
-            self.maintenanceTimer?.cancel()
+            self.maintenanceStopped = true
+            self.maintenanceWork?.cancel()
             self.windowTimer?.cancel()
             for uploader in self.uploaders { uploader.close() }
             database.close()

@@ -38,6 +38,16 @@ final class DatabaseManager {
     var consentDeletedEvents: Int { writer.consentDeletedEvents }
     /// A consent change has yet to reach the held rows (its transaction failed).
     var owesConsent: Bool { writer.owesConsent }
+
+    /// Whether the periodic pass has anything to do: events stored (as far as the last count
+    /// and the inserts since go), or a consent change owed to the held rows.
+    var needsMaintenance: Bool { owesConsent || limitEnforcer.hasStoredEvents }
+
+    /// Statements run on the open connection since it opened (none when closed), for the idle test.
+    var statementsRun: Int {
+        owner.check()
+        return open?.connection.statementsRun ?? 0
+    }
     var abandonedSpans: Int { limitEnforcer.abandonedSpans }
     /// A reset found while writing, to note in the fresh database once it is open.
     private var pendingResetNote: String?

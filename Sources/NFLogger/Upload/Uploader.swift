@@ -58,7 +58,9 @@ final class Uploader: @unchecked Sendable {
     /// When the retry timer is set to fire (monotonic nanoseconds), so it is not set again for the same moment.
     private var wakeAt: UInt64?
     private var retryTimer: (any DispatchSourceTimer)?
-    private var intervalTimer: (any DispatchSourceTimer)?
+    /// The interval's timer, armed only while there is something to send (events recorded since
+    /// it last fired): an idle logger wakes for nothing. It fires once.
+    private var intervalWork: (any ScheduledWork)?
 
     private(set) var uploadedEvents = 0
     private(set) var uploadedBatches = 0
@@ -91,15 +93,14 @@ final class Uploader: @unchecked Sendable {
 
     deinit {
         retryTimer?.cancel()
-        intervalTimer?.cancel()
+        intervalWork?.cancel()
     }
 
     // MARK: Triggers (all on `queue`)
 
-    /// Starts the interval timer and sends what a previous run left behind.
+    /// Sends what a previous run left behind (or waits out the hold it was given).
     func start() {
         owner.check()
-        scheduleInterval()
         resumeHold()
         trigger()
     }
@@ -119,15 +120,16 @@ final class Uploader: @unchecked Sendable {
         UploadStateMachine.Instant(monotonic: clock.monotonicNanoseconds(), wallMilliseconds: clock.wallMilliseconds())
     }
 
-    private func scheduleInterval() {
-        intervalTimer?.cancel()
-        guard !closed else { return }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        let interval = settings.interval.dispatchInterval
-        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(100))
-        timer.setEventHandler { [weak self] in self?.trigger() }
-        timer.resume()
-        intervalTimer = timer
+    /// Arms the interval's timer unless it is armed: what was recorded goes at most one
+    /// interval later. Each path that makes rows ready without recording (consent granted,
+    /// resumed, enabled, a flush) triggers at once instead.
+    private func armInterval() {
+        guard intervalWork == nil, !closed else { return }
+        intervalWork = clock.schedule(after: settings.interval.nanoseconds, leeway: .milliseconds(100), on: queue) { [weak self] in
+            guard let self else { return }
+            intervalWork = nil
+            trigger()
+        }
     }
 
     /// Takes a policy's upload settings (or, with `nil`, goes back to the configuration's).
@@ -141,13 +143,18 @@ final class Uploader: @unchecked Sendable {
         let intervalChanged = next.interval != settings.interval
         settings = next
         machine.apply(next, nothingInFlight: inFlight.isEmpty)
-        if intervalChanged && intervalTimer != nil { scheduleInterval() }
+        if intervalChanged, let armed = intervalWork {
+            armed.cancel()
+            intervalWork = nil
+            armInterval()
+        }
     }
 
     /// Counts newly recorded events; past the threshold, uploads without waiting for the interval.
     func recorded(_ count: Int) {
         owner.check()
         recordedSinceUpload += count
+        armInterval()
         if recordedSinceUpload >= settings.countThreshold { trigger() }
     }
 
@@ -218,7 +225,7 @@ final class Uploader: @unchecked Sendable {
         failedBodies.removeAll()
         machine.close()
         retryTimer?.cancel()
-        intervalTimer?.cancel()
+        intervalWork?.cancel()
         for task in sending.values { task.cancel() }
         sending = [:]
         finishFlushes(.closed)
