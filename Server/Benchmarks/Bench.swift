@@ -124,6 +124,14 @@ struct Run: AsyncParsableCommand {
         report.add("device_cost_app_call_instructions", app)
         report.lines.append(padded("device cost, whole process:") + "\(Int(active)) instructions/event committed · disabled \(Int(disabled)) (the app's own loop: \(Int(harness)), so disabled costs \(Int(disabled - harness)) more)")
         report.lines.append(padded("log call as apps write it:") + "\(Int(app)) instructions on the caller's thread (literal parameters, a completion)")
+        // Past the storage's 60 s pass and two upload intervals: any timer left armed shows.
+        let seconds = quick ? 2 : 65
+        note("   device cost: an idle logger left alone \(seconds) s (callgrind)…")
+        if let idle = try InstructionCount.idle(seconds: seconds) {
+            report.add("device_cost_idle_instructions", idle)
+            report.add("device_cost_idle_seconds", Double(seconds))
+            report.lines.append(padded("idle logger:") + "\(Int(idle)) instructions in \(seconds) s (nothing stored, an upload URL set)")
+        }
     }
 
     private func durable(_ report: inout Report) async throws {

@@ -37,6 +37,14 @@ enum InstructionCount {
         }
     }
 
+    /// Instructions an idle logger runs over `seconds` (every thread): the run left alone that
+    /// long less the same run with 0 seconds.
+    static func idle(seconds: Int) throws -> Double? {
+        try counting { counter in
+            Double(try counter.count(calls: seconds, mode: "idle", only: nil) - counter.count(calls: 0, mode: "idle", only: nil))
+        }
+    }
+
     /// Runs `nflog-count-calls` (built beside this program) under callgrind.
     struct Counter {
         let valgrind: String

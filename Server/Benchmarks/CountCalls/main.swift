@@ -12,6 +12,9 @@
 //   cost, which the benchmark subtracts.
 // - `whole-harness`: the same loop with the logger's call replaced by a function that runs the
 //   completion at once: what the app's side of each call costs (its literal, its closure).
+// - `idle`: CALLS is seconds. A logger with an upload URL (a port nothing listens on) and
+//   nothing stored starts, is left alone that long, and closes: what an idle logger costs is
+//   this run less the same with 0 seconds.
 import Dispatch
 import Foundation
 import NFLogger
@@ -53,7 +56,7 @@ final class Completions: Sendable {
     func wait() { if expected > 0 { allDone.wait() } }
 }
 
-let modes = ["active", "disabled", "app", "whole-active", "whole-disabled", "whole-harness"]
+let modes = ["active", "disabled", "app", "whole-active", "whole-disabled", "whole-harness", "idle"]
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let calls = Int(arguments[1]), calls >= 0, modes.contains(arguments[2]) else {
     FileHandle.standardError.write(Data("usage: nflog-count-calls CALLS \(modes.joined(separator: "|"))\n".utf8))
@@ -67,6 +70,10 @@ var configuration = Configuration(databaseURL: directory.appendingPathComponent(
 configuration.limits.maxPendingEvents = calls + 10_000
 configuration.limits.maxPendingBytes = max(16 << 20, (calls + 10_000) * 400)
 configuration.mode = mode.hasSuffix("disabled") ? .disabled : .active
+if mode == "idle" {
+    configuration.uploadURL = URL(string: "http://127.0.0.1:9/v1/events")
+    configuration.appKey = "idle-key"
+}
 let logger = try NFLogger(configuration: configuration)
 
 /// Waits for a call's completion, from this synchronous main.
@@ -76,6 +83,12 @@ func wait(_ body: (@escaping @Sendable () -> Void) -> Void) {
     done.wait()
 }
 
+if mode == "idle" {
+    wait { done in logger.flush { _ in done() } }  // started: the database open, nothing to send
+    Thread.sleep(forTimeInterval: TimeInterval(calls))
+    wait { done in logger.close { done() } }
+    exit(0)
+}
 wait { done in logger.logEvent(name: "warm.up") { _ in done() } }  // the database is open
 for index in 0..<1_000 { logger.logEvent(name: "ui.tap", parameters: ["screen": "home", "button": "buy", "index": index], completion: nil) }
 wait { done in logger.flush { _ in done() } }
