@@ -2,6 +2,8 @@ import CSQLite
 
 /// SQLite's "copy the bytes now" destructor: bound values need not outlive the bind call.
 private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+/// SQLite's "the bytes stay put" destructor: SQLite reads them in place until they are unbound.
+private let SQLITE_STATIC = unsafeBitCast(0, to: sqlite3_destructor_type.self)
 
 /// A prepared statement, reused across executions: bind, step, reset.
 ///
@@ -65,6 +67,63 @@ private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.sel
 
     @_spi(NFLogShared) public func bindNull(at index: Int32) throws(SQLiteError) {
         try check(sqlite3_bind_null(handle, index))
+    }
+
+    // MARK: Binding without a copy
+    //
+    // The bytes are lent to SQLite (SQLITE_STATIC) only while `body` runs, and `body` must run
+    // the statement (``run()``, which resets it and clears every binding) before it returns; if
+    // anything throws, the statement is reset and its bindings cleared before the bytes go. So
+    // SQLite never holds a pointer past the closure that lends it.
+
+    /// Binds `text`'s UTF-8 in place while `body` runs (see above).
+    @_spi(NFLogShared) public func lending(text: String, at index: Int32, _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
+        var text = text
+        var failure: SQLiteError?
+        text.withUTF8 { utf8 in
+            do throws(SQLiteError) { try lend(UnsafeRawBufferPointer(utf8), asText: true, at: index, body) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Binds `bytes` in place, as TEXT or as a BLOB, while `body` runs (see above); `nil` binds NULL.
+    @_spi(NFLogShared) public func lending(_ bytes: [UInt8]?, asText: Bool, at index: Int32,
+                                          _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
+        guard let bytes else {
+            try bindNull(at: index)
+            return try body()
+        }
+        var failure: SQLiteError?
+        bytes.withUnsafeBytes { buffer in
+            do throws(SQLiteError) { try lend(buffer, asText: asText, at: index, body) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Binds `buffer` as a BLOB in place while `body` runs (see above); the buffer must stay
+    /// valid as long as `body` runs.
+    @_spi(NFLogShared) public func lending(blob buffer: UnsafeRawBufferPointer, at index: Int32,
+                                          _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
+        try lend(buffer, asText: false, at: index, body)
+    }
+
+    private func lend(_ buffer: UnsafeRawBufferPointer, asText: Bool, at index: Int32,
+                      _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
+        guard let length = Int32(exactly: buffer.count) else {
+            reset()
+            throw SQLiteError(code: SQLITE_TOOBIG, message: "a value is too big to store", statement: sql)
+        }
+        // A non-nil pointer even for empty text: SQLite binds NULL for a nil pointer.
+        let base = buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
+        let rc = asText ? sqlite3_bind_text(handle, index, base?.assumingMemoryBound(to: CChar.self), length, SQLITE_STATIC)
+                        : sqlite3_bind_blob(handle, index, base, length, SQLITE_STATIC)
+        do {
+            try check(rc)
+            try body()
+        } catch {
+            reset()
+            throw error
+        }
     }
 
     private func check(_ rc: Int32) throws(SQLiteError) {

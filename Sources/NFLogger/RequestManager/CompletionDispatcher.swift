@@ -58,9 +58,12 @@ final class CompletionDispatcher: Sendable {
     func finish(batch: [(LogCompletion, LogStatus)]) {
         guard !batch.isEmpty else { return }
         let hop = mailbox.withLock { waiting in
-            let hop = waiting.isEmpty
-            waiting.append(contentsOf: batch)
-            return hop
+            guard waiting.isEmpty else {
+                waiting.append(contentsOf: batch)
+                return false
+            }
+            waiting = batch  // the batch's storage, not a copy of its elements
+            return true
         }
         if hop { queue.async { self.deliverWaiting() } }
     }

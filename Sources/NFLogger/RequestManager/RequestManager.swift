@@ -271,14 +271,15 @@ final class RequestManager: @unchecked Sendable {
         var delivered: [(LogCompletion, LogStatus)] = []
         delivered.reserveCapacity(batch.count)
         var recorded = 0
-        for (item, status) in zip(batch, statuses) {
-            guard item.request.isLoggingCall else {
-                if case .consent(let consent, let receipt) = item.request { finishConsent(consent, receipt) }
+        // By index: each request is read in place, not copied out of the batch.
+        for (index, status) in zip(batch.indices, statuses) {
+            guard batch[index].request.isLoggingCall else {
+                if case .consent(let consent, let receipt) = batch[index].request { finishConsent(consent, receipt) }
                 continue
             }
             completions.count(status)
             if status.isRecorded { recorded += 1 }
-            if let completion = item.completion { delivered.append((completion, status)) }
+            if let completion = batch[index].completion { delivered.append((completion, status)) }
         }
         // Written: no longer in flight, before the completions can let the app log more (a
         // producer waiting on them refilled the queue while an upload the write triggered

@@ -35,8 +35,7 @@ final class PointEventTable: EventTable {
     }
 
     func insert(_ event: EventRecord, sessionRowID: Int64, priority: Int) throws(SQLiteError) {
-        try bind(Row(event: event, sessionRowID: sessionRowID, priority: priority), to: insertStatement, offset: 0)
-        try insertStatement.run()
+        try insert([Row(event: event, sessionRowID: sessionRowID, priority: priority)][...])
     }
 
     /// Inserts `rows` in order (their row ids ascend in that order), ``rowsPerInsert`` to a
@@ -44,25 +43,42 @@ final class PointEventTable: EventTable {
     func insert(_ rows: ArraySlice<Row>) throws(SQLiteError) {
         var rest = rows
         while rest.count >= Self.rowsPerInsert {
-            var offset: Int32 = 0
-            for row in rest.prefix(Self.rowsPerInsert) {
-                try bind(row, to: insertManyStatement, offset: offset)
-                offset += Self.columnCount
-            }
-            try insertManyStatement.run()
+            try bindAndRun(rest.prefix(Self.rowsPerInsert), from: rest.startIndex, insertManyStatement, offset: 0)
             rest = rest.dropFirst(Self.rowsPerInsert)
         }
-        for row in rest {
-            try bind(row, to: insertStatement, offset: 0)
-            try insertStatement.run()
+        for index in rest.indices {
+            try bindAndRun(rest[index...index], from: index, insertStatement, offset: 0)
         }
     }
 
-    private func bind(_ row: Row, to statement: SQLiteStatement, offset: Int32) throws(SQLiteError) {
-        try statement.bindCommonColumns(of: row.event, sessionRowID: row.sessionRowID, cipher: cipher, offset: offset)
-        try statement.bind(Int64(row.priority), at: offset + 7)
-        try statement.bind(Int64(row.event.held ? 1 : 0), at: offset + 8)
-        try statement.bindTransaction(of: row.event, at: offset + 9)
+    /// Binds `rows[position...]` (each row `columnCount` parameters after the last) and runs
+    /// the statement. The texts and blobs are lent to SQLite, not copied: each row's are bound
+    /// inside the closures that lend them, which are all still open when the innermost call
+    /// runs the statement (it resets and clears the bindings before they close).
+    private func bindAndRun(_ rows: ArraySlice<Row>, from position: Int, _ statement: SQLiteStatement, offset: Int32) throws(SQLiteError) {
+        guard position < rows.endIndex else { return try statement.run() }
+        let row = rows[position]
+        let event = row.event
+        do {
+            try statement.bind(row.sessionRowID, at: offset + 2)
+            try statement.bind(event.draft.wallMilliseconds, at: offset + 6)
+            try statement.bind(Int64(row.priority), at: offset + 7)
+            try statement.bind(Int64(event.held ? 1 : 0), at: offset + 8)
+            try statement.bindTransaction(of: event, at: offset + 9)
+        } catch {
+            statement.reset()  // the rows before lent their bytes: nothing stays bound
+            throw error
+        }
+        try statement.lending(event.id, at: offset + 1) { () throws(SQLiteError) in
+            try statement.lending(text: event.draft.name, at: offset + 3) { () throws(SQLiteError) in
+                try statement.lending(text: event.draft.type, at: offset + 4) { () throws(SQLiteError) in
+                    try statement.lendingParameters(event.draft.parameters, id: event.id, slot: .parameters, cipher: cipher,
+                                                    at: offset + 5) { () throws(SQLiteError) in
+                        try bindAndRun(rows, from: position + 1, statement, offset: offset + Self.columnCount)
+                    }
+                }
+            }
+        }
     }
 
     func count() throws(SQLiteError) -> Int {
