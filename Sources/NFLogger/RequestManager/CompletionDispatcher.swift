@@ -12,9 +12,23 @@ public typealias LogCompletion = @Sendable (LogStatus) -> Void
 /// process far more than the completion it runs, so a burst of calls pays for one, not one each.
 final class CompletionDispatcher: Sendable {
     let queue: DispatchQueue
-    /// Statuses not yet handed to their completions. Non-empty exactly when a hop that will run
-    /// them has been queued (the call that made it non-empty queued it).
-    private let mailbox = Lock<[(LogCompletion, LogStatus)]>([])
+    /// A status and the completion it goes to. A struct, not a tuple: an array of tuples holding
+    /// a closure and an enum is copied element by element through the runtime's value witnesses.
+    struct Finished {
+        let completion: LogCompletion
+        let status: LogStatus
+    }
+
+    /// Statuses not yet handed to their completions (`waiting`: non-empty exactly when a hop
+    /// that will run them has been queued, by the call that made it non-empty), and the storage
+    /// the last hop emptied (`spare`), so the next burst does not grow an array from nothing.
+    private struct Mailbox {
+        var waiting: [Finished] = []
+        var spare: [Finished] = []
+    }
+    private let mailbox = Lock(Mailbox())
+    /// The largest emptied storage kept for the next burst, in statuses (~40 bytes each).
+    private static let spareCapacity = 4_096
     // UnsafeAtomic (created here, destroyed in deinit): a ManagedAtomic reaches its storage
     // through a class method, an indirect call on every count.
     private let recorded = UnsafeAtomic<Int>.create(0)
@@ -55,35 +69,43 @@ final class CompletionDispatcher: Sendable {
     }
 
     /// Hands a committed batch's statuses to their completions, after any finished before them.
-    func finish(batch: [(LogCompletion, LogStatus)]) {
+    func finish(batch: [Finished]) {
         guard !batch.isEmpty else { return }
-        let hop = mailbox.withLock { waiting in
-            guard waiting.isEmpty else {
-                waiting.append(contentsOf: batch)
+        let hop = mailbox.withLock { box in
+            guard box.waiting.isEmpty else {
+                box.waiting.append(contentsOf: batch)
                 return false
             }
-            waiting = batch  // the batch's storage, not a copy of its elements
+            box.waiting = batch  // the batch's storage, not a copy of its elements
             return true
         }
         if hop { queue.async { self.deliverWaiting() } }
     }
 
     private func post(_ completion: @escaping LogCompletion, _ status: LogStatus) {
-        let hop = mailbox.withLock { waiting in
-            waiting.append((completion, status))
-            return waiting.count == 1
+        let hop = mailbox.withLock { box in
+            box.waiting.append(Finished(completion: completion, status: status))
+            return box.waiting.count == 1
         }
         if hop { queue.async { self.deliverWaiting() } }
     }
 
     /// On the completion queue: runs every status waiting now, outside the lock (a completion
-    /// may log again, and finish more).
+    /// may log again, and finish more), then keeps the emptied storage for the next burst.
     private func deliverWaiting() {
-        let statuses = mailbox.withLock { waiting in
-            defer { waiting.removeAll(keepingCapacity: false) }
-            return waiting
+        var statuses = mailbox.withLock { box in
+            var taken = box.spare
+            box.spare = []
+            swap(&taken, &box.waiting)
+            return taken
         }
-        for (completion, status) in statuses { completion(status) }
+        for finished in statuses { finished.completion(finished.status) }
+        // Kept only up to a bound, so one burst does not hold its memory for the logger's life.
+        guard statuses.capacity <= Self.spareCapacity else { return }
+        statuses.removeAll(keepingCapacity: true)
+        mailbox.withLock { box in
+            if box.spare.capacity < statuses.capacity { box.spare = statuses }
+        }
     }
 
     var counts: (recorded: Int, filtered: Int, disabled: Int, failed: Int) {
