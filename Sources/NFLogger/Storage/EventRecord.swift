@@ -120,10 +120,17 @@ enum StorageRequest: Sendable {
 
     /// Puts the encoded parameters into an event or a span's end.
     mutating func setParameters(_ encoded: [UInt8]?) {
-        switch self {
-        case .event(var record): record.draft.parameters = encoded; self = .event(record)
-        case .endSpan(var end): end.parameters = encoded; self = .endSpan(end)
-        case .fold, .sessionSuspended, .sessionResumed, .consent: break
+        // `consume`: the payload moves out and back, rather than being copied (a retain of
+        // each of its references) and the old one released.
+        switch consume self {
+        case .event(var record):
+            record.draft.parameters = encoded
+            self = .event(record)
+        case .endSpan(var end):
+            end.parameters = encoded
+            self = .endSpan(end)
+        case let other:
+            self = other
         }
     }
 

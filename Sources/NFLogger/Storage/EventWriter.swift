@@ -117,9 +117,9 @@ final class EventWriter {
         aggregator.forget()
     }
 
-    private func apply(_ request: StorageRequest, _ db: OpenDatabase, _ limits: StorageLimits, _ router: OutputRouter?,
+    private func apply(_ request: consuming StorageRequest, _ db: OpenDatabase, _ limits: StorageLimits, _ router: OutputRouter?,
                        now: Int64) throws(SQLiteError) -> LogStatus {
-        switch request {
+        switch consume request {  // its payload moves into the row, not copied
         case .event(var event):
             // With outputs routed by pattern, an event no enabled durable output takes is not stored.
             let route = router?.route(for: event.draft.name)
