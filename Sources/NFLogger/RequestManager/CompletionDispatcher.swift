@@ -36,8 +36,12 @@ final class CompletionDispatcher: Sendable {
     private let disabled = UnsafeAtomic<Int>.create(0)
     private let failed = UnsafeAtomic<Int>.create(0)
 
+    /// Serial, targeting `queue`: hops run one after another even when `queue` is concurrent.
+    private let hopQueue: DispatchQueue
+
     init(queue: DispatchQueue) {
         self.queue = queue
+        self.hopQueue = DispatchQueue(label: "nflogger.completions.hops", target: queue)
     }
 
     deinit {
@@ -79,7 +83,7 @@ final class CompletionDispatcher: Sendable {
             box.waiting = batch  // the batch's storage, not a copy of its elements
             return true
         }
-        if hop { queue.async { self.deliverWaiting() } }
+        if hop { hopQueue.async { self.deliverWaiting() } }
     }
 
     private func post(_ completion: @escaping LogCompletion, _ status: LogStatus) {
@@ -87,7 +91,7 @@ final class CompletionDispatcher: Sendable {
             box.waiting.append(Finished(completion: completion, status: status))
             return box.waiting.count == 1
         }
-        if hop { queue.async { self.deliverWaiting() } }
+        if hop { hopQueue.async { self.deliverWaiting() } }
     }
 
     /// On the completion queue: runs every status waiting now, outside the lock (a completion

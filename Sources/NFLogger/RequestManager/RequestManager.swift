@@ -264,7 +264,10 @@ final class RequestManager: @unchecked Sendable {
             spare = batch
             // A consent change whose effect on the held rows failed to commit (a busy or
             // full database) is retried whenever the queue has caught up.
-            if database.owesConsent { _ = database.write([StorageRequest]()) }
+            if database.owesConsent {
+                _ = database.write([StorageRequest]())
+                if !database.owesConsent { for uploader in uploaders { uploader.rowsBecameReady() } }
+            }
             return
         }
         let statuses = encodeAndWrite(&batch)
@@ -404,9 +407,14 @@ final class RequestManager: @unchecked Sendable {
     }
 
     private func maintainNow() {
-        if database.owesConsent { _ = database.write([StorageRequest]()) }
+        let abandonedBefore = database.abandonedSpans
+        let owed = database.owesConsent
+        if owed { _ = database.write([StorageRequest]()) }
         closeAggregates(early: false)
         database.enforceLimits(includingAge: true)
+        if database.abandonedSpans > abandonedBefore || (owed && !database.owesConsent) {
+            for uploader in uploaders { uploader.rowsBecameReady() }
+        }
     }
 
     /// Arms the next periodic pass, unless one is armed or there is nothing to maintain. After

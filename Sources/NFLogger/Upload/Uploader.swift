@@ -121,8 +121,8 @@ final class Uploader: @unchecked Sendable {
     }
 
     /// Arms the interval's timer unless it is armed: what was recorded goes at most one
-    /// interval later. Each path that makes rows ready without recording (consent granted,
-    /// resumed, enabled, a flush) triggers at once instead.
+    /// interval later. Each path that makes rows ready without recording triggers at once
+    /// (consent granted, resumed, enabled, a flush) or arms it (``rowsBecameReady()``).
     private func armInterval() {
         guard intervalWork == nil, !closed else { return }
         intervalWork = clock.schedule(after: settings.interval.nanoseconds, leeway: .milliseconds(100), on: queue) { [weak self] in
@@ -148,6 +148,13 @@ final class Uploader: @unchecked Sendable {
             intervalWork = nil
             armInterval()
         }
+    }
+
+    /// Rows became ready without being recorded by this process's calls (a span the Pruner
+    /// abandoned, held rows a retried consent change released): they go within an interval.
+    func rowsBecameReady() {
+        owner.check()
+        armInterval()
     }
 
     /// Counts newly recorded events; past the threshold, uploads without waiting for the interval.

@@ -1,0 +1,53 @@
+import Foundation
+import NFLoggerTesting
+import Testing
+@testable import NFLogger
+import NFLogTestSupport
+
+@Suite("Multi-row inserts with lent bytes store each event's own values, with and without encryption")
+struct MultiRowInsertTests {
+    @Test("One drain of 37 varied events (encrypted or not; short and long texts; no parameters) uploads each with its own values, in order",
+          arguments: [false, true])
+    func variedValuesRoundTrip(encrypted: Bool) async throws {
+        let directory = TemporaryDirectory()
+        let transport = RecordingTransport()
+        var configuration = transport.configuration(databaseDirectory: directory.url)
+        configuration.policyURL = nil
+        configuration.upload.countThreshold = 10_000
+        configuration.limits.busyTimeout = hangLimitSeconds
+        if encrypted { configuration.encryptionKey = EncryptionKey.generate() }
+        let logger = try NFLogger(configuration: configuration)
+        #expect(await logger.logEvent(name: "open.first").isRecorded)
+        let lock = try HeldWriteLock(configuration.databaseURL)
+        let statuses = StatusLog()
+        var expected: [(String, String, [String: LogValue])] = []
+        for index in 0..<37 {
+            let name = index % 3 == 0 ? "n.\(index)" : "a.rather.long.event.name.number.\(index).beyond.small.strings"
+            let type = index % 2 == 0 ? "event" : "type_\(index)_long_enough_to_be_on_the_heap"
+            var parameters: LogParameters = [:]
+            var values: [String: LogValue] = [:]
+            if index % 4 != 0 {
+                parameters["index"] = index
+                parameters["text"] = String(repeating: "x", count: index * 7)
+                values["index"] = .integer(Int64(index))
+                values["text"] = .string(String(repeating: "x", count: index * 7))
+            }
+            expected.append((name, type, values))
+            logger.logEvent(name: name, type: type, parameters: parameters, completion: statuses.completion)
+        }
+        lock.release()
+        await statuses.wait(for: 37)
+        #expect(statuses.statuses.allSatisfy { $0.isRecorded })
+        #expect(await logger.flush().error == nil)
+        let events = transport.events.filter { $0.name != "open.first" }
+        #expect(events.count == 37)
+        let byName = Dictionary(events.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        #expect(byName.count == 37)
+        for want in expected {
+            let event = try #require(byName[want.0])
+            #expect(event.type == want.1, "\(want.0)")
+            #expect(event.parameters == want.2, "\(want.0)")
+        }
+        await logger.close()
+    }
+}
