@@ -8,22 +8,6 @@ import NFLogTestSupport
 /// queue and no SQLite statement runs. Timers run on ``TimerClock``: the test moves time by hand.
 @Suite("Idle: no wake-up and no SQLite statement while there is nothing to do")
 struct IdleTests {
-    /// The statements the logger's connection has run, read on its queue after everything the
-    /// clock has let run there so far.
-    func statementsRun(_ logger: NFLogger) async -> Int {
-        await withCheckedContinuation { done in
-            logger.requests.afterPendingWrites { database, _ in done.resume(returning: database.statementsRun) }
-        }
-    }
-
-    /// Moves the clock on `minutes` in steps of 10 s, each step's work run before the next.
-    func idle(_ clock: TimerClock, _ logger: NFLogger, minutes: Int) async {
-        for _ in 0..<(minutes * 6) {
-            clock.advance(10)
-            _ = await statementsRun(logger)
-        }
-    }
-
     @Test("Once its events are delivered and the next pass finds nothing stored, ten idle minutes run no timer and no statement; the next event arms the timers again and travels on the interval")
     func idleCostsNothing() async throws {
         let transport = RecordingTransport()
@@ -38,19 +22,19 @@ struct IdleTests {
 
         // The interval's timer and the Pruner's pass were armed by the events; each fires once,
         // finds nothing, and is not armed again.
-        await idle(clock, logger, minutes: 2)
+        await clock.idle(logger, minutes: 2)
         #expect(clock.armed == 0, "no timer armed with nothing stored")
-        let statements = await statementsRun(logger)
+        let statements = await logger.statementsRun()
         let fired = clock.fired
 
-        await idle(clock, logger, minutes: 10)
-        #expect(await statementsRun(logger) == statements, "an idle logger runs no SQLite statement")
+        await clock.idle(logger, minutes: 10)
+        #expect(await logger.statementsRun() == statements, "an idle logger runs no SQLite statement")
         #expect(clock.fired == fired, "an idle logger wakes for no timer")
         #expect(clock.armed == 0)
 
         // Work arms them again: one event, below the count threshold, goes when the interval ends.
         #expect(await logger.logEvent(name: "ui.after.idle").isRecorded)
-        #expect(await statementsRun(logger) > statements)
+        #expect(await logger.statementsRun() > statements)
         #expect(clock.armed >= 1)
         clock.advance(configuration.upload.interval)
         try await transport.waitForEvents(count: 21, timeout: hangLimitSeconds)

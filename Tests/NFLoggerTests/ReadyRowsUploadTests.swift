@@ -9,20 +9,6 @@ import NFLogTestSupport
 /// now one-shot and armed only by recorded events, nothing tells the uploader about them.
 @Suite("Rows made ready without a call (an abandoned span, a retried consent) travel on the interval")
 struct ReadyRowsUploadTests {
-    func statementsRun(_ logger: NFLogger) async -> Int {
-        await withCheckedContinuation { done in
-            logger.requests.afterPendingWrites { database, _ in done.resume(returning: database.statementsRun) }
-        }
-    }
-
-    /// Moves the clock on `minutes` in steps of 10 s, each step's work run before the next.
-    func idle(_ clock: TimerClock, _ logger: NFLogger, minutes: Int) async {
-        for _ in 0..<(minutes * 6) {
-            clock.advance(10)
-            _ = await statementsRun(logger)
-        }
-    }
-
     @Test("A span the Pruner's pass abandons (now ready) is uploaded within an interval, with no further call")
     func abandonedSpanTravels() async throws {
         let transport = RecordingTransport()
@@ -36,7 +22,7 @@ struct ReadyRowsUploadTests {
 
         // The interval fires at 30 s (nothing ready: the span is open); the pass at 60 s abandons
         // the span, which makes it ready. Two more minutes: several intervals.
-        await idle(clock, logger, minutes: 3)
+        await clock.idle(logger, minutes: 3)
         #expect(await logger.diagnostics().abandonedSpans == 1)
         _ = try await transport.waitForEvents(count: 1, timeout: hangLimitSeconds)
         await logger.close()
@@ -61,12 +47,12 @@ struct ReadyRowsUploadTests {
         _ = await logger.setConsent(.granted)  // the uploader is told now, finds nothing ready
         // The fault lasts a minute (a full disk, say): the interval the event armed fires meanwhile
         // and finds nothing ready, as does every retry of the owed consent.
-        await idle(clock, logger, minutes: 1)
+        await clock.idle(logger, minutes: 1)
         #expect(try DatabaseReader(configuration.databaseURL).int("SELECT count(*) FROM point_events WHERE held = 1") == 1)
         try outside.execute("DROP TRIGGER block_release")
 
         // The owed consent is applied by the next drain or the Pruner's pass: the event is ready.
-        await idle(clock, logger, minutes: 3)
+        await clock.idle(logger, minutes: 3)
         let reader = try DatabaseReader(configuration.databaseURL)
         #expect(try reader.int("SELECT count(*) FROM point_events WHERE held = 0") + transport.events.count >= 1,
                 "the owed consent was applied")

@@ -140,3 +140,24 @@ final class TimerClock: EventClock {
         func cancel() { clock.state.withLock { $0.scheduled.removeAll { $0.id == id } } }
     }
 }
+
+extension NFLogger {
+    /// The statements the logger's connection has run, read on its queue after everything the
+    /// clock has let run there so far.
+    func statementsRun() async -> Int {
+        await withCheckedContinuation { done in
+            requests.afterPendingWrites { database, _ in done.resume(returning: database.statementsRun) }
+        }
+    }
+}
+
+extension TimerClock {
+    /// Moves the clock on `minutes` in steps of 10 s, each step's work run on `logger`'s queue
+    /// before the next.
+    func idle(_ logger: NFLogger, minutes: Int) async {
+        for _ in 0..<(minutes * 6) {
+            advance(10)
+            _ = await logger.statementsRun()
+        }
+    }
+}
