@@ -23,7 +23,7 @@ struct BoundedParameters {
 
     init(fixed: LogParameters = [:], collisionPrefix: String) {
         parameters = fixed
-        fixedKeys = Set(fixed.keys)
+        fixedKeys = Set(fixed.map(\.key))
         self.collisionPrefix = collisionPrefix
     }
 

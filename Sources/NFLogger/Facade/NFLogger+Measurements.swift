@@ -21,7 +21,9 @@ extension NFLogger {
         if dimensions["value"] != nil {
             return completions.finish(.failed(.invalidParameter(key: "value", reason: "is the measurement itself; name the dimension otherwise")), completion)
         }
-        var parameters: LogParameters = dimensions
+        var parameters = LogParameters()
+        parameters.reserveCapacity(dimensions.count + 1)
+        for (key, dimension) in dimensions { parameters[key] = dimension }
         parameters["value"] = value
         logEvent(name: name, type: Self.measurementType, parameters: parameters, completion: completion)
     }

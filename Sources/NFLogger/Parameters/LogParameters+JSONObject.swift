@@ -1,7 +1,7 @@
 import Foundation
 @_spi(NFLogShared) import NFLogSupport
 
-extension Dictionary where Key == String, Value == any LogValueConvertible {
+extension LogParameters {
     /// Converts a dictionary from `JSONSerialization` (or any `[String: Any]` of JSON values)
     /// into parameters, checking every value.
     ///
@@ -26,7 +26,7 @@ extension Dictionary where Key == String, Value == any LogValueConvertible {
     }
 }
 
-/// The checks behind ``Swift/Dictionary/init(jsonObject:)``: dynamic casts, but only for input
+/// The checks behind ``LogParameters/init(jsonObject:)``: dynamic casts, but only for input
 /// that arrives untyped (the JavaScript bridge, decoded files), never on the log call's path.
 enum JSONObjectConversion {
     static func value(_ value: Any, depth: Int) throws(ParameterFailure) -> LogValue {

@@ -45,5 +45,10 @@ extension LogValue: ExpressibleByStringInterpolation {}
 
 extension LogValue {
     /// An object of mixed values, to nest inside other parameters.
-    public init(_ parameters: LogParameters) { self = .object(parameters.mapValues(\.logValue)) }
+    public init(_ parameters: LogParameters) {
+        var members: [String: LogValue] = [:]
+        members.reserveCapacity(parameters.count)
+        for (key, value) in parameters { members[key] = value.logValue }
+        self = .object(members)
+    }
 }

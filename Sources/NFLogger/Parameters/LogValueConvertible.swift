@@ -1,20 +1,3 @@
-/// An event's parameters: string keys and JSON-compatible values, checked by the compiler.
-///
-/// Literals, nested literals and variables all work without wrapping; a `Date`, a `URL` or a
-/// model object does not compile (convert it first: `date.timeIntervalSince1970`,
-/// `url.absoluteString`, or make the type ``LogValueConvertible``):
-///
-/// ```swift
-/// logger.logEvent(name: "ui.tap", parameters: ["screen": screenName, "index": i, "tags": ["a", "b"]])
-/// ```
-///
-/// Parameters are encoded on the logger's queue, not on the caller's thread; a problem there
-/// (a non-finite double, a key longer than 256 bytes, nesting deeper than 32 levels, more than
-/// ``Configuration/Limits/maxParametersBytes`` once encoded) completes the call with
-/// ``LogStatus/failed(_:)`` naming the key, and nothing is stored. From `JSONSerialization`,
-/// convert with ``Swift/Dictionary/init(jsonObject:)``.
-public typealias LogParameters = [String: any LogValueConvertible]
-
 /// A type whose values can be event parameters.
 ///
 /// The standard library's `String`, `Substring`, `Bool`, `Double`, `Float`, the signed integers

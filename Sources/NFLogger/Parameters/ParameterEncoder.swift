@@ -1,7 +1,7 @@
 @_spi(NFLogShared) import NFLogSupport
 
 /// Checks event parameters and encodes them as a JSON object, on the RequestManager's queue:
-/// the caller's thread only hands the typed dictionary over (no casts, no JSON).
+/// the caller's thread only hands the typed parameters over (no casts, no JSON).
 struct ParameterEncoder: Sendable {
     /// The largest encoded object accepted, in bytes.
     let maxBytes: Int
@@ -13,7 +13,13 @@ struct ParameterEncoder: Sendable {
         if parameters.isEmpty { return nil }
         var writer = JSONWriter(capacity: 16 + parameters.count * 32, maxBytes: maxBytes)
         do {
-            try writer.writeMembers(parameters, depth: 1) { $0.logValue }
+            try writer.writeObject(depth: 1) { (writer: inout JSONWriter) throws(ParameterFailure) in
+                var first = true
+                try parameters.forEachMember { (key, value) throws(ParameterFailure) in
+                    try writer.writeMember(key: key, value: value.logValue, first: first, depth: 1)
+                    first = false
+                }
+            }
             try writer.checkSize()  // the closing brace
         } catch {
             throw error.loggerError
@@ -67,29 +73,40 @@ extension JSONWriter {
             }
             bytes.append(UInt8(ascii: "]"))
         case .object(let members):
-            try writeMembers(members, depth: depth) { $0 }
+            try writeMembers(members, depth: depth)
         }
     }
 
-    /// Writes an object whose members become ``LogValue``s through `value`: the top level's
-    /// existentials and nested objects share the key checks.
-    mutating func writeMembers<Member>(_ members: [String: Member], depth: Int,
-                                       value: (Member) -> LogValue) throws(ParameterFailure) {
+    /// Writes a dictionary's members as an object (nested objects: the top level's parameters go
+    /// through ``writeObject(depth:_:)`` and ``writeMember(key:value:first:depth:)`` in place).
+    mutating func writeMembers(_ members: [String: LogValue], depth: Int) throws(ParameterFailure) {
+        try writeObject(depth: depth) { (writer: inout JSONWriter) throws(ParameterFailure) in
+            var first = true
+            for (key, member) in members {
+                try writer.writeMember(key: key, value: member, first: first, depth: depth)
+                first = false
+            }
+        }
+    }
+
+    /// `{`, what `body` writes, `}`, for an object at `depth`.
+    mutating func writeObject(depth: Int, _ body: (inout JSONWriter) throws(ParameterFailure) -> Void) throws(ParameterFailure) {
         try checkDepth(depth)
         bytes.append(UInt8(ascii: "{"))
-        var first = true
-        for (key, member) in members {
-            if key.isEmpty || key.utf8.count > ParameterEncoder.maxKeyBytes {
-                throw ParameterFailure(path: [key], reason: "keys must be 1…\(ParameterEncoder.maxKeyBytes) bytes")
-            }
-            if !first { bytes.append(UInt8(ascii: ",")) }
-            first = false
-            writeString(key)
-            bytes.append(UInt8(ascii: ":"))
-            do { try writeValue(value(member), depth: depth + 1) } catch { throw error.under(key) }
-            try checkSize()
-        }
+        try body(&self)
         bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// One member of an object at `depth`, with the key checks every object shares.
+    mutating func writeMember(key: String, value: LogValue, first: Bool, depth: Int) throws(ParameterFailure) {
+        if key.isEmpty || key.utf8.count > ParameterEncoder.maxKeyBytes {
+            throw ParameterFailure(path: [key], reason: "keys must be 1…\(ParameterEncoder.maxKeyBytes) bytes")
+        }
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        writeString(key)
+        bytes.append(UInt8(ascii: ":"))
+        do { try writeValue(value, depth: depth + 1) } catch { throw error.under(key) }
+        try checkSize()
     }
 
     private func checkDepth(_ depth: Int) throws(ParameterFailure) {

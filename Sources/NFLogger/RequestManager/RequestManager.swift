@@ -110,9 +110,7 @@ final class RequestManager: @unchecked Sendable {
     /// they are encoded only on the queue.
     private static func approximateBytes(name: String, type: String, parameters: LogParameters) -> Int {
         var bytes = 96 + name.utf8.count + type.utf8.count + 24 * parameters.count
-        // Copying each existential out of the dictionary is most of the cost; a walk through the
-        // indices was no cheaper.
-        for value in parameters.values { bytes += value.approximateJSONBytes }
+        bytes += parameters.approximateValueBytes
         return bytes
     }
 

@@ -55,7 +55,9 @@ public import NFLogger
         do { parameters = try LogParameters(jsonObject: object) } catch {
             throw WireFormatError(path: path.isEmpty ? nil : path, "\(error)")
         }
-        return parameters.mapValues { $0.logValue }
+        var values: [String: LogValue] = [:]
+        for (key, value) in parameters { values[key] = value.logValue }
+        return values
     }
 
     @_spi(NFLogShared) public func string(_ key: String) throws(WireFormatError) -> String {
