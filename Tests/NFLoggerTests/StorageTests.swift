@@ -49,7 +49,7 @@ struct StorageTests {
         #expect(properties["locale"] as? String != nil)
     }
 
-    @Test("Ids are UUIDv7: version 7, RFC variant, timestamp in the first 48 bits, all distinct")
+    @Test("Ids are UUIDv7: version 7, RFC variant, timestamp in the first 48 bits, all distinct, even past 4,096 in one millisecond")
     func uuidV7() async throws {
         var generator = EventIDGenerator()
         var seen = Set<UUID>()
@@ -63,6 +63,27 @@ struct StorageTests {
             seen.insert(id)
         }
         #expect(seen.count == 10_000)
+    }
+
+    @Test("Ids of one generator share their last 62 bits and count up within a millisecond; a clock set back draws new bits, so no id repeats")
+    func uuidV7Counter() {
+        var generator = EventIDGenerator()
+        func parts(_ id: UUID) -> (ms: Int64, counter: Int, tail: [UInt8]) {
+            let bytes = id.bytes
+            return (bytes[0..<6].reduce(Int64(0)) { $0 << 8 | Int64($1) }, Int(bytes[6] & 0x0F) << 8 | Int(bytes[7]), Array(bytes[8...]))
+        }
+        let first = parts(generator.make(milliseconds: 1_000))
+        #expect(first.counter < 2_048, "a millisecond's counter starts below 2,048")
+        let second = parts(generator.make(milliseconds: 1_000))
+        #expect(second.counter == first.counter + 1 && second.tail == first.tail)
+        let later = parts(generator.make(milliseconds: 1_001))
+        #expect(later.tail == first.tail && later.counter < 2_048)
+
+        var seen = Set<UUID>()
+        for ms in 1_000...1_001 { seen.insert(generator.make(milliseconds: Int64(ms))) }  // the clock went back
+        let back = parts(generator.make(milliseconds: 1_001))
+        #expect(back.tail != first.tail, "after the clock went back, the last bits are new")
+        for ms in [Int64(900), 1_000, 1_001, 1_001, -5, 0, 0] { #expect(seen.insert(generator.make(milliseconds: ms)).inserted) }
     }
 
     @Test("A span row is written at start and completed at end, with a monotonic duration")
