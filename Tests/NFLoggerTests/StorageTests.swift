@@ -65,25 +65,25 @@ struct StorageTests {
         #expect(seen.count == 10_000)
     }
 
-    @Test("Ids of one generator share their last 62 bits and count up within a millisecond; a clock set back draws new bits, so no id repeats")
+    @Test("Ids of one generator share their middle bits and count up in their last 4 bytes, so every span id (the last 8) differs; new bits after the draw's ids are used")
     func uuidV7Counter() {
-        var generator = EventIDGenerator()
-        func parts(_ id: UUID) -> (ms: Int64, counter: Int, tail: [UInt8]) {
+        func parts(_ id: UUID) -> (shared: [UInt8], counter: UInt32, spanID: UInt64) {
             let bytes = id.bytes
-            return (bytes[0..<6].reduce(Int64(0)) { $0 << 8 | Int64($1) }, Int(bytes[6] & 0x0F) << 8 | Int(bytes[7]), Array(bytes[8...]))
+            return (Array(bytes[6..<12]), bytes[12...].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }, TransactionContext.spanID(of: id))
         }
+        var generator = EventIDGenerator(idsPerDraw: 1_000)
         let first = parts(generator.make(milliseconds: 1_000))
-        #expect(first.counter < 2_048, "a millisecond's counter starts below 2,048")
-        let second = parts(generator.make(milliseconds: 1_000))
-        #expect(second.counter == first.counter + 1 && second.tail == first.tail)
-        let later = parts(generator.make(milliseconds: 1_001))
-        #expect(later.tail == first.tail && later.counter < 2_048)
-
-        var seen = Set<UUID>()
-        for ms in 1_000...1_001 { seen.insert(generator.make(milliseconds: Int64(ms))) }  // the clock went back
-        let back = parts(generator.make(milliseconds: 1_001))
-        #expect(back.tail != first.tail, "after the clock went back, the last bits are new")
-        for ms in [Int64(900), 1_000, 1_001, 1_001, -5, 0, 0] { #expect(seen.insert(generator.make(milliseconds: ms)).inserted) }
+        var spanIDs: Set<UInt64> = [first.spanID]
+        var previous = first
+        for index in 1..<1_000 {
+            let next = parts(generator.make(milliseconds: 1_000 - Int64(index % 3)))  // the clock may go back
+            #expect(next.shared == first.shared && next.counter == previous.counter &+ 1)
+            #expect(spanIDs.insert(next.spanID).inserted)
+            previous = next
+        }
+        let redrawn = parts(generator.make(milliseconds: 1_000))
+        #expect(redrawn.shared != first.shared, "after idsPerDraw ids, new bits")
+        #expect(spanIDs.insert(redrawn.spanID).inserted)
     }
 
     @Test("A span row is written at start and completed at end, with a monotonic duration")

@@ -1,20 +1,19 @@
 import Foundation
 
-/// Makes UUIDv7 event ids (RFC 9562): 48 bits of Unix milliseconds, a 12-bit counter within the
-/// millisecond (`rand_a`, RFC 9562 §6.2 method 1), then 62 bits drawn once per generator
-/// (`rand_b`).
+/// Makes UUIDv7 event ids (RFC 9562): 48 bits of Unix milliseconds, then 42 bits drawn once per
+/// generator, then a 32-bit counter that starts at a random value and goes up by one per id
+/// (RFC 9562 §6.2 allows a counter in the random bits).
 ///
 /// Why not 74 fresh random bits per id: they cannot be compressed, and were half of an uploaded
-/// event's bytes after gzip (~10 of 21). Ids from one generator now share their last 62 bits,
-/// which gzip sends as a back-reference, and differ by their millisecond and counter.
+/// event's bytes after gzip (~10 of 21). Consecutive ids of one generator now differ in the last
+/// digits of their time and counter, and gzip sends the rest as a back-reference.
 ///
-/// Unique: within a generator, (millisecond, counter) never repeats: the counter starts at a
-/// random value below 2,048 at each new millisecond and counts up; if it would pass 4,095, or
-/// the clock goes back, the generator draws new last bits and starts again. Across devices and
-/// launches two ids can only meet if two generators drew the same 62 bits *and* made an id in the
-/// same millisecond with the same counter: with 10¹¹ generators over an app's life, about 10³
-/// pairs share their bits, and each pair would also have to be running in the same millisecond
-/// and draw the same 11-bit start there.
+/// Unique: within a generator, the counter never repeats (after 2³² ids it draws new bits and a
+/// new start). Across devices and launches two ids can only meet if two generators drew the same
+/// 42 bits and their counters, started at independent random points of 2³², pass the same value
+/// in the same millisecond: as unlikely as 74 random bits per id, since a generator's ids are
+/// one random point and the steps after it. The last 8 bytes, a span's W3C span id
+/// (docs/PROTOCOL.md, "Transactions"), hold the counter, so no two spans of a generator share one.
 ///
 /// The random bits come from xoshiro256**, seeded from the system's secure generator, because a
 /// system call per id would dominate the log call. Ids are not secrets: nothing is authorised by
@@ -23,17 +22,20 @@ import Foundation
 /// Not thread-safe: it lives inside the RequestManager's pending-queue lock.
 struct EventIDGenerator {
     private var s0: UInt64, s1: UInt64, s2: UInt64, s3: UInt64
-    /// `rand_b`: the variant bits `10`, then 62 random bits.
-    private var tail: UInt64 = 0
-    private var lastMilliseconds: UInt64 = 0
-    private var counter: UInt64 = 0
+    /// `rand_a` (12 bits), then the first 30 bits of `rand_b`: drawn once per 2³² ids.
+    private var shared: UInt64 = 0
+    private var counter: UInt32 = 0
+    /// Ids left before new bits are drawn.
+    private var remaining: UInt64 = 0
+    private let idsPerDraw: UInt64
 
-    init() {
+    /// - Parameter idsPerDraw: how many ids share one draw; fewer only in tests.
+    init(idsPerDraw: UInt64 = 1 << 32) {
         var system = SystemRandomNumberGenerator()
         repeat {
             s0 = system.next(); s1 = system.next(); s2 = system.next(); s3 = system.next()
         } while s0 | s1 | s2 | s3 == 0  // the all-zero state is the one xoshiro cannot leave
-        drawTail()
+        self.idsPerDraw = max(1, min(idsPerDraw, 1 << 32))
     }
 
     private mutating func next() -> UInt64 {
@@ -45,31 +47,25 @@ struct EventIDGenerator {
         return result
     }
 
-    private mutating func drawTail() {
-        tail = 0x8000_0000_0000_0000 | (next() >> 2)
-    }
-
     mutating func make(milliseconds: Int64) -> UUID {
-        let ms = UInt64(max(0, milliseconds)) & 0xFFFF_FFFF_FFFF
-        if ms == lastMilliseconds, counter < 0xFFF {
-            counter += 1
-        } else {
-            // A counter that would overflow, or a clock that went back, could repeat an id made
-            // before: new last bits make that impossible.
-            if ms <= lastMilliseconds { drawTail() }
-            lastMilliseconds = ms
-            counter = next() >> 53  // below 2,048: room to count up in a busy millisecond
+        if remaining == 0 {
+            shared = next() >> 22  // 42 bits
+            counter = UInt32(truncatingIfNeeded: next())
+            remaining = idsPerDraw
         }
-        let b = tail
+        remaining -= 1
+        counter &+= 1
+        let ms = UInt64(max(0, milliseconds))
+        let a = shared >> 30, b = shared  // rand_a: the top 12 bits; rand_b's first 30: the rest
         return UUID(uuid: (
             UInt8(truncatingIfNeeded: ms >> 40), UInt8(truncatingIfNeeded: ms >> 32),
             UInt8(truncatingIfNeeded: ms >> 24), UInt8(truncatingIfNeeded: ms >> 16),
             UInt8(truncatingIfNeeded: ms >> 8), UInt8(truncatingIfNeeded: ms),
-            0x70 | UInt8(truncatingIfNeeded: counter >> 8), UInt8(truncatingIfNeeded: counter),  // version 7
-            UInt8(truncatingIfNeeded: b >> 56), UInt8(truncatingIfNeeded: b >> 48),  // variant 10
-            UInt8(truncatingIfNeeded: b >> 40), UInt8(truncatingIfNeeded: b >> 32),
-            UInt8(truncatingIfNeeded: b >> 24), UInt8(truncatingIfNeeded: b >> 16),
-            UInt8(truncatingIfNeeded: b >> 8), UInt8(truncatingIfNeeded: b)
+            0x70 | UInt8(truncatingIfNeeded: (a >> 8) & 0x0F), UInt8(truncatingIfNeeded: a),  // version 7
+            0x80 | UInt8(truncatingIfNeeded: (b >> 24) & 0x3F), UInt8(truncatingIfNeeded: b >> 16),  // variant 10
+            UInt8(truncatingIfNeeded: b >> 8), UInt8(truncatingIfNeeded: b),
+            UInt8(truncatingIfNeeded: counter >> 24), UInt8(truncatingIfNeeded: counter >> 16),
+            UInt8(truncatingIfNeeded: counter >> 8), UInt8(truncatingIfNeeded: counter)
         ))
     }
 }
