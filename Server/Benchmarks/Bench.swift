@@ -45,7 +45,7 @@ struct Run: AsyncParsableCommand {
         // Each phase starts with the disk's write-back done (sync), so one phase's writes do not
         // slow the next one down.
         if only.contains(.logCall) { sync(); try await logCall(&report) }
-        if only.contains(.deviceCost) { sync(); try deviceCost(&report) }
+        if only.contains(.deviceCost) { sync(); try await deviceCost(&report) }
         if only.contains(.durable) { sync(); try await durable(&report) }
         if only.contains(.e2e) { sync(); try await endToEnd(&report) }
         if only.contains(.faults) { sync(); try await faults(&report) }
@@ -107,8 +107,9 @@ struct Run: AsyncParsableCommand {
 
     /// What an event costs the app's whole process, all threads (callgrind): logged as apps
     /// write it, committed, nothing uploaded. `disabled_beyond_harness` is Disabled mode less the
-    /// same loop with the call replaced by one that runs the completion at once.
-    private func deviceCost(_ report: inout Report) throws {
+    /// same loop with the call replaced by one that runs the completion at once. Then what
+    /// delivering it to a collector (this process's, on 127.0.0.1) adds to the app's process.
+    private func deviceCost(_ report: inout Report) async throws {
         let calls = quick ? 2_000 : 20_000
         note("   device cost: whole-process instructions per event (callgrind, \(calls) events)…")
         guard let counts = try InstructionCount.deviceCost(calls: calls) else {
@@ -124,6 +125,11 @@ struct Run: AsyncParsableCommand {
         report.add("device_cost_app_call_instructions", app)
         report.lines.append(padded("device cost, whole process:") + "\(Int(active)) instructions/event committed · disabled \(Int(disabled)) (the app's own loop: \(Int(harness)), so disabled costs \(Int(disabled - harness)) more)")
         report.lines.append(padded("log call as apps write it:") + "\(Int(app)) instructions on the caller's thread (literal parameters, a completion)")
+        note("   device cost: delivery, whole-process instructions per event (callgrind, \(calls) events)…")
+        if let delivery = try await Phases.deliveryCost(calls: calls, active: active) {
+            report.add("device_cost_delivery_instructions_per_event", delivery)
+            report.lines.append(padded("delivery, whole process:") + "\(Int(delivery)) instructions/event more to upload it (read, JSON, gzip, HTTP, marked delivered)")
+        }
         // Past the storage's 60 s pass and two upload intervals: any timer left armed shows.
         let seconds = quick ? 2 : 65
         note("   device cost: an idle logger left alone \(seconds) s (callgrind)…")

@@ -37,6 +37,19 @@ enum InstructionCount {
         }
     }
 
+    /// What delivering an event costs the app's whole process: `whole-deliver` (the events of
+    /// `whole-active`, then each uploaded to `collector`, a collector in another process, so only
+    /// the app's side is counted), each run less the same with none, ÷ `calls`, less `active`
+    /// (`whole-active`'s figure).
+    static func deliveryCost(calls: Int, collector: URL, key: String, active: Double) throws -> Double? {
+        try counting { counter in
+            let environment = ["NFLOG_COUNT_COLLECTOR": collector.absoluteString, "NFLOG_COUNT_KEY": key]
+            let events = try counter.count(calls: calls, mode: "whole-deliver", only: nil, environment: environment)
+            let none = try counter.count(calls: 0, mode: "whole-deliver", only: nil, environment: environment)
+            return Double(events - none) / Double(calls) - active
+        }
+    }
+
     /// Instructions an idle logger runs over `seconds` (every thread): the run left alone that
     /// long less the same run with 0 seconds.
     static func idle(seconds: Int) throws -> Double? {
@@ -52,12 +65,12 @@ enum InstructionCount {
         let directory: URL
 
         /// Instructions of one run: inside `only` (and what it calls, on that thread), or all.
-        func count(calls: Int, mode: String, only symbol: String?) throws -> Int {
+        func count(calls: Int, mode: String, only symbol: String?, environment: [String: String] = [:]) throws -> Int {
             let output = directory.appendingPathComponent("callgrind.\(mode).\(calls).out")
             var arguments = ["--tool=callgrind", "--callgrind-out-file=\(output.path)"]
             if let symbol { arguments += ["--collect-atstart=no", "--toggle-collect=\(symbol)"] }
             arguments += [program.path, String(calls), mode]
-            guard InstructionCount.run(valgrind, arguments) else { throw BenchError("callgrind failed for mode \(mode)") }
+            guard InstructionCount.run(valgrind, arguments, environment: environment) else { throw BenchError("callgrind failed for mode \(mode)") }
             return try InstructionCount.totalInstructions(in: output)
         }
     }
@@ -90,10 +103,13 @@ enum InstructionCount {
         return path.split(separator: ":").map { "\($0)/\(tool)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    fileprivate static func run(_ executable: String, _ arguments: [String]) -> Bool {
+    fileprivate static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+        }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return false }

@@ -206,6 +206,15 @@ enum Phases {
         }
     }
 
+    /// ``InstructionCount/deliveryCost(calls:collector:key:active:)`` against a collector on
+    /// 127.0.0.1 in this process (the counted app is another process).
+    static func deliveryCost(calls: Int, active: Double) async throws -> Double? {
+        let (collector, collectorDirectory) = try await TestCollector.startScratch()
+        let delivery = Result { try InstructionCount.deliveryCost(calls: calls, collector: collector.eventsURL, key: TestCollector.appKey, active: active) }
+        await collector.stop(removing: collectorDirectory)
+        return try delivery.get()
+    }
+
     /// N events logged and delivered to a collector on 127.0.0.1 (in this process, over HTTP).
     static func endToEnd(events: Int, transport kind: Transport = .standard) async throws -> EndToEnd {
         let (collector, collectorDirectory) = try await TestCollector.startScratch()

@@ -10,6 +10,9 @@
 //   (each event committed; nothing uploaded: no collector is configured), then closed. Counted
 //   whole (every thread, from start to exit); the same run with CALLS = 0 is the program's fixed
 //   cost, which the benchmark subtracts.
+// - `whole-deliver`: `whole-active`, then every event uploaded (`flush`) to the collector at
+//   `NFLOG_COUNT_COLLECTOR` (with the key in `NFLOG_COUNT_KEY`), which runs in another process,
+//   so only the app's side of delivery is counted. Less `whole-active`: what delivery costs.
 // - `whole-harness`: the same loop with the logger's call replaced by a function that runs the
 //   completion at once: what the app's side of each call costs (its literal, its closure).
 // - `idle`: CALLS is seconds. A logger with an upload URL (a port nothing listens on) and
@@ -56,7 +59,7 @@ final class Completions: Sendable {
     func wait() { if expected > 0 { allDone.wait() } }
 }
 
-let modes = ["active", "disabled", "app", "whole-active", "whole-disabled", "whole-harness", "idle"]
+let modes = ["active", "disabled", "app", "whole-active", "whole-disabled", "whole-deliver", "whole-harness", "idle"]
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let calls = Int(arguments[1]), calls >= 0, modes.contains(arguments[2]) else {
     FileHandle.standardError.write(Data("usage: nflog-count-calls CALLS \(modes.joined(separator: "|"))\n".utf8))
@@ -73,6 +76,15 @@ configuration.mode = mode.hasSuffix("disabled") ? .disabled : .active
 if mode == "idle" {
     configuration.uploadURL = URL(string: "http://127.0.0.1:9/v1/events")
     configuration.appKey = "idle-key"
+}
+if mode == "whole-deliver" {
+    let environment = ProcessInfo.processInfo.environment
+    guard let collector = environment["NFLOG_COUNT_COLLECTOR"].flatMap(URL.init(string:)), let key = environment["NFLOG_COUNT_KEY"] else {
+        FileHandle.standardError.write(Data("whole-deliver needs NFLOG_COUNT_COLLECTOR (the events URL) and NFLOG_COUNT_KEY\n".utf8))
+        exit(2)
+    }
+    configuration.uploadURL = collector
+    configuration.appKey = key
 }
 let logger = try NFLogger(configuration: configuration)
 
@@ -106,5 +118,21 @@ default:
     let completions = Completions(expected: calls)
     for index in 0..<calls { appCall(logger, index, completions) }
     completions.wait()
+}
+if mode == "whole-deliver" {
+    let delivered = Atomic<Bool>(false)
+    for _ in 0..<100 where !delivered.load(ordering: .relaxed) {  // a flush stops at a failure; the collector is local
+        wait { done in
+            logger.flush { result in
+                if let error = result.error { FileHandle.standardError.write(Data("flush: \(error)\n".utf8)) }
+                delivered.store(result.remainingEvents == 0, ordering: .relaxed)
+                done()
+            }
+        }
+    }
+    guard delivered.load(ordering: .relaxed) else {
+        FileHandle.standardError.write(Data("whole-deliver: events still stored after 100 flushes\n".utf8))
+        exit(1)
+    }
 }
 wait { done in logger.close { done() } }
