@@ -55,20 +55,26 @@ public import Foundation
         bytes.append(UInt8(ascii: ":"))
     }
 
-    /// Writes a UUID as a lowercase JSON string without building an intermediate String.
+    /// Writes a UUID as a lowercase JSON string without building an intermediate String: its 38
+    /// bytes are made on the stack and appended at once.
     @_spi(NFLogShared) public mutating func writeUUID(_ id: UUID) {
         let hex: StaticString = "0123456789abcdef"
-        bytes.append(UInt8(ascii: "\""))
-        withUnsafeBytes(of: id.uuid) { raw in
-            hex.withUTF8Buffer { digits in
-                for (index, byte) in raw.enumerated() {
-                    if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
-                    bytes.append(digits[Int(byte >> 4)])
-                    bytes.append(digits[Int(byte & 0x0F)])
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 38) { text in
+            text[0] = UInt8(ascii: "\"")
+            var at = 1
+            withUnsafeBytes(of: id.uuid) { raw in
+                hex.withUTF8Buffer { digits in
+                    for index in 0..<16 {
+                        if index == 4 || index == 6 || index == 8 || index == 10 { text[at] = UInt8(ascii: "-"); at += 1 }
+                        text[at] = digits[Int(raw[index] >> 4)]
+                        text[at + 1] = digits[Int(raw[index] & 0x0F)]
+                        at += 2
+                    }
                 }
             }
+            text[at] = UInt8(ascii: "\"")
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[0...at]))
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
     /// Writes a JSON string, escaping quotes, backslashes and control characters.

@@ -209,6 +209,8 @@ final class Outbox {
 
     /// Merges two lists, each in id order, by time (the first list's first on ties).
     static func merge(_ points: [StoredEvent], _ spans: [StoredEvent]) -> [StoredEvent] {
+        if spans.isEmpty { return points }  // the usual case: one table has ready rows
+        if points.isEmpty { return spans }
         var merged: [StoredEvent] = []
         merged.reserveCapacity(points.count + spans.count)
         var p = 0, s = 0

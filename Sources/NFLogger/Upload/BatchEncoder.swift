@@ -15,37 +15,37 @@ enum BatchEncoder {
     /// are copied verbatim.
     static func event(_ event: StoredEvent, session: UUID) -> [UInt8] {
         if event.kind == .aggregate { return aggregate(event, session: session) }
+        // Each separator and key is one literal: an append costs more than the bytes it copies.
         var out = JSONWriter(capacity: 160 + (event.parameters?.count ?? 0) + (event.endParameters?.count ?? 0), maxBytes: .max)
-        out.writeLiteral("{")
-        out.writeKey("uuid"); out.writeUUID(event.id)
-        out.writeLiteral(","); out.writeKey("session"); out.writeUUID(session)
-        out.writeLiteral(","); out.writeKey("name"); out.writeString(event.name)
-        out.writeLiteral(","); out.writeKey("kind"); out.writeString(event.kind.rawValue)
-        out.writeLiteral(","); out.writeKey("type"); out.writeString(event.type)
-        out.writeLiteral(","); out.writeKey("timestamp"); out.writeInteger(event.timestamp)
+        out.writeLiteral(#"{"uuid":"#); out.writeUUID(event.id)
+        out.writeLiteral(#","session":"#); out.writeUUID(session)
+        out.writeLiteral(#","name":"#); out.writeString(event.name)
+        out.writeLiteral(#","kind":"#); out.writeString(event.kind.rawValue)
+        out.writeLiteral(#","type":"#); out.writeString(event.type)
+        out.writeLiteral(#","timestamp":"#); out.writeInteger(event.timestamp)
         if event.kind == .span {
-            out.writeLiteral(","); out.writeKey("start"); out.writeInteger(event.timestamp)
-            out.writeLiteral(","); out.writeKey("end"); out.writeInteger(event.end ?? event.timestamp)
+            out.writeLiteral(#","start":"#); out.writeInteger(event.timestamp)
+            out.writeLiteral(#","end":"#); out.writeInteger(event.end ?? event.timestamp)
             // Microsecond precision is plenty for analysis and keeps the number short.
             let micros = (event.durationNanoseconds ?? 0) / 1_000
-            out.writeLiteral(","); out.writeKey("duration_ms"); out.writeNumber((Double(micros) / 1_000).description)
-            if event.abandoned { out.writeLiteral(","); out.writeKey("abandoned"); out.writeLiteral("true") }
+            out.writeLiteral(#","duration_ms":"#); out.writeNumber((Double(micros) / 1_000).description)
+            if event.abandoned { out.writeLiteral(#","abandoned":"#); out.writeLiteral("true") }
         }
         if let origin = event.webOrigin {
-            out.writeLiteral(","); out.writeKey("source"); out.writeString("web")
-            out.writeLiteral(","); out.writeKey("origin"); out.writeString(origin)
+            out.writeLiteral(#","source":"#); out.writeString("web")
+            out.writeLiteral(#","origin":"#); out.writeString(origin)
         }
         if let transaction = event.transaction {
-            out.writeLiteral(","); out.writeKey("transaction"); out.writeUUID(transaction)
+            out.writeLiteral(#","transaction":"#); out.writeUUID(transaction)
         }
         if let parent = event.parentSpan {
-            out.writeLiteral(","); out.writeKey("parent_span"); out.writeString(TransactionContext.hex(parent))
+            out.writeLiteral(#","parent_span":"#); out.writeString(TransactionContext.hex(parent))
         }
         if let parameters = event.parameters {
-            out.writeLiteral(","); out.writeKey("parameters"); out.writeRaw(parameters)
+            out.writeLiteral(#","parameters":"#); out.writeRaw(parameters)
         }
         if let endParameters = event.endParameters {
-            out.writeLiteral(","); out.writeKey("end_parameters"); out.writeRaw(endParameters)
+            out.writeLiteral(#","end_parameters":"#); out.writeRaw(endParameters)
         }
         out.writeLiteral("}")
         return out.bytes
