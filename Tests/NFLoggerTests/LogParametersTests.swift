@@ -37,6 +37,27 @@ struct LogParametersTests {
         #expect(row["parameters"] as? String == #"{"a":"again","b":2}"#)
     }
 
+    // Quadratic work here was a page's way to hold the app's main thread (the web bridge converts
+    // its message there): 100,000 keys take well under a second when linear, and many minutes
+    // when each key walks the ones before it.
+    @Test("Many keys convert, merge and de-duplicate in linear time", .timeLimit(.minutes(1)))
+    func manyKeysLinear() throws {
+        let count = 100_000
+        var object: [String: Any] = [:]
+        for index in 0..<count { object["k\(index)"] = index }
+        let converted = try LogParameters(jsonObject: object)
+        #expect(converted.count == count && converted["k77"] as? LogValue == .integer(77))
+
+        var merged = converted
+        let other = LogParameters(Dictionary(uniqueKeysWithValues: (count / 2..<count + count / 2).map { ("k\($0)", $0 as any LogValueConvertible) }))
+        merged.merge(other) { _, new in new }
+        #expect(merged.count == count + count / 2 && merged["k\(count - 1)"] as? Int == count - 1)
+
+        let doubled = (0..<2 * count).map { index -> LogParameters.Member in ("k\(index % count)", index) }
+        let deduplicated = LogParameters(written: doubled)
+        #expect(deduplicated.count == count && deduplicated["k5"] as? Int == count + 5 && deduplicated[5].key == "k5")
+    }
+
     @Test("Setting, removing and merging work as a dictionary's do; a new key goes last")
     func edits() {
         var parameters: LogParameters = ["a": 1, "b": 2]

@@ -21,10 +21,10 @@ extension NFLogger {
         if dimensions["value"] != nil {
             return completions.finish(.failed(.invalidParameter(key: "value", reason: "is the measurement itself; name the dimension otherwise")), completion)
         }
-        var parameters = LogParameters()
-        parameters.reserveCapacity(dimensions.count + 1)
-        for (key, dimension) in dimensions { parameters[key] = dimension }
-        parameters["value"] = value
+        // Distinct keys: the dictionary's, and `value`, refused among them above.
+        var members: [LogParameters.Member] = dimensions.map { ($0.key, $0.value) }
+        members.append(("value", value))
+        let parameters = LogParameters(distinct: members)
         logEvent(name: name, type: Self.measurementType, parameters: parameters, completion: completion)
     }
 

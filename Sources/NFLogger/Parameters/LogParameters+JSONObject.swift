@@ -12,17 +12,19 @@ extension LogParameters {
     /// - Throws: ``NFLoggerError/invalidParameter(key:reason:)`` naming the first offending
     ///   value by its path, such as `user.tags[2]`.
     public init(jsonObject: [String: Any]) throws(NFLoggerError) {
-        var parameters: LogParameters = [:]
-        parameters.reserveCapacity(jsonObject.count)
+        // A dictionary's keys are distinct: appended as they come, without a lookup each (a page
+        // on the web bridge can send thousands, converted on the thread that calls the bridge).
+        var members: [Member] = []
+        members.reserveCapacity(jsonObject.count)
         for (key, value) in jsonObject {
             do {
                 // Depth as the encoder counts it: the parameters object is level 1.
-                parameters[key] = try JSONObjectConversion.value(value, depth: 2)
+                members.append((key, try JSONObjectConversion.value(value, depth: 2)))
             } catch {
                 throw error.under(key).loggerError
             }
         }
-        self = parameters
+        self.init(distinct: members)
     }
 }
 

@@ -44,6 +44,22 @@ public struct LogParameters: Sendable, ExpressibleByDictionaryLiteral, RandomAcc
         if Self.hasDuplicateKeys(members) { members = Self.lastValues(members) }
     }
 
+    /// Members whose keys the caller knows to be distinct (a dictionary's): stored as they are.
+    init(distinct: [Member]) {
+        members = distinct
+    }
+
+    /// Up to how many key comparisons a walk is cheaper than a hashed index.
+    private static let walkLimit = 256
+
+    /// Each key's position, for the edits of many members at once.
+    private static func positions(_ members: [Member]) -> [String: Int] {
+        var positions: [String: Int] = [:]
+        positions.reserveCapacity(members.count)
+        for index in members.indices { positions[members[index].0] = index }
+        return positions
+    }
+
     /// The members of a dictionary, in its iteration order.
     public init(_ dictionary: [String: any LogValueConvertible]) {
         members = dictionary.map { ($0.key, $0.value) }
@@ -57,6 +73,8 @@ public struct LogParameters: Sendable, ExpressibleByDictionaryLiteral, RandomAcc
     }
 
     /// The value for `key`; setting `nil` removes the member, setting a new key appends it.
+    /// Each access walks the keys: for thousands of members built at run time, build a
+    /// `Dictionary` and convert it once with ``init(_:)``.
     public subscript(key: String) -> (any LogValueConvertible)? {
         get { index(of: key).map { members[$0].1 } }
         set {
@@ -81,10 +99,24 @@ public struct LogParameters: Sendable, ExpressibleByDictionaryLiteral, RandomAcc
     /// other's and returns the one to keep.
     public mutating func merge(_ other: LogParameters,
                                uniquingKeysWith combine: (any LogValueConvertible, any LogValueConvertible) throws -> any LogValueConvertible) rethrows {
-        for (key, value) in other {
-            if let index = index(of: key) {
+        // Walking this side's keys for each of the other's is cheaper than hashing while both are
+        // small; past that, one hashed index keeps a large merge linear.
+        if members.count * other.members.count <= Self.walkLimit {
+            for (key, value) in other.members {
+                if let index = index(of: key) {
+                    members[index].1 = try combine(members[index].1, value)
+                } else {
+                    members.append((key, value))
+                }
+            }
+            return
+        }
+        var positions = Self.positions(members)
+        for (key, value) in other.members {
+            if let index = positions[key] {
                 members[index].1 = try combine(members[index].1, value)
             } else {
+                positions[key] = members.count
                 members.append((key, value))
             }
         }
@@ -163,9 +195,18 @@ public struct LogParameters: Sendable, ExpressibleByDictionaryLiteral, RandomAcc
         } ?? false
     }
 
+    /// Each key once, with its last value, in its first place: linear, through one index.
     private static func lastValues(_ written: [Member]) -> [Member] {
-        var unique = LogParameters()
-        for (key, value) in written { unique[key] = value }
-        return unique.members
+        var unique: [Member] = []
+        var positions: [String: Int] = [:]
+        for (key, value) in written {
+            if let index = positions[key] {
+                unique[index].1 = value
+            } else {
+                positions[key] = unique.count
+                unique.append((key, value))
+            }
+        }
+        return unique
     }
 }
