@@ -46,6 +46,7 @@ public struct LogParameters: Sendable, ExpressibleByDictionaryLiteral, RandomAcc
 
     /// Members whose keys the caller knows to be distinct (a dictionary's): stored as they are.
     init(distinct: [Member]) {
+        assert(!Self.hasDuplicateKeys(distinct), "init(distinct:) was given a repeated key")
         members = distinct
     }
 
@@ -62,7 +63,7 @@ public struct LogParameters: Sendable, ExpressibleByDictionaryLiteral, RandomAcc
 
     /// The members of a dictionary, in its iteration order.
     public init(_ dictionary: [String: any LogValueConvertible]) {
-        members = dictionary.map { ($0.key, $0.value) }
+        self.init(distinct: dictionary.map { ($0.key, $0.value) })
     }
 
     public var startIndex: Int { 0 }
