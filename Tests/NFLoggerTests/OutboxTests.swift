@@ -65,6 +65,41 @@ struct OutboxTests {
         #expect(try fixture.outbox { (o) throws(SQLiteError) in try o.waitingCount() } == 5)
     }
 
+    @Test("Rows of two contexts interleaved (another process's app version on the same file), one held between them: each batch takes its context's oldest ready rows, and exactly those are marked")
+    func interleavedContexts() throws {
+        let directory = TemporaryDirectory()
+        let fixture = Fixture(directory)
+        defer { fixture.close() }
+        _ = fixture.write((0..<7).map { "a.\($0)" })
+        do {
+            // Odd rows move to a second context's session; a.2 waits for consent (held).
+            let connection = try SQLiteConnection(path: directory.databaseURL.path, busyTimeoutMilliseconds: 1_000)
+            try connection.execute("""
+                INSERT INTO contexts (id, properties) SELECT 2, replace(properties, '"1.0.0"', '"2.0.0"') FROM contexts WHERE id = 1;
+                INSERT INTO sessions (id, uuid, context_id, started_ms) VALUES (2, randomblob(16), 2, 1750000000000);
+                UPDATE point_events SET session_id = 2 WHERE name IN ('a.1', 'a.3', 'a.5');
+                UPDATE point_events SET held = 1 WHERE name = 'a.2';
+                """)
+        }
+        let first = try #require(try fixture.outbox { (o) throws(SQLiteError) in try o.nextBatch(maxEvents: 2, maxBytes: 1 << 20, now: 0) })
+        #expect(names(first) == ["a.0", "a.4"])
+        let second = try #require(try fixture.outbox { (o) throws(SQLiteError) in
+            try o.nextBatch(maxEvents: 2, maxBytes: 1 << 20, now: 0, excluding: [first.rowID])
+        })
+        #expect(names(second) == ["a.1", "a.3"])
+        let third = try #require(try fixture.outbox { (o) throws(SQLiteError) in
+            try o.nextBatch(maxEvents: 5, maxBytes: 1 << 20, now: 0, excluding: [first.rowID, second.rowID])
+        })
+        #expect(names(third) == ["a.5"], "the oldest ready row left is a.5 (a.6's context comes after it); a batch holds one context")
+        // Each batch's rows are what it sent: delivering them removes exactly those.
+        for batch in [first, second, third] {
+            #expect(try fixture.outbox { (o) throws(SQLiteError) in try o.delivered(batch) } == batch.events.count)
+        }
+        let left = try DatabaseReader(directory.databaseURL).rows("SELECT name, held, batch_id FROM point_events ORDER BY id")
+        #expect(left.compactMap { $0["name"] as? String } == ["a.2", "a.6"])
+        #expect(left.allSatisfy { ($0["batch_id"] ?? nil) == nil }, "no row left is in a batch: \(left)")
+    }
+
     @Test("Delivered: its rows leave; released: its rows are ready again; the flush's watermark is met when all are delivered")
     func deliverAndRelease() throws {
         let directory = TemporaryDirectory()
