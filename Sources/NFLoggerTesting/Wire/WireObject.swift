@@ -55,8 +55,8 @@ public import NFLogger
         do { parameters = try LogParameters(jsonObject: object) } catch {
             throw WireFormatError(path: path.isEmpty ? nil : path, "\(error)")
         }
-        var values: [String: LogValue] = [:]
-        for (key, value) in parameters { values[key] = value.logValue }
+        // LogValue(_:) of parameters is always an object.
+        guard case .object(let values) = LogValue(parameters) else { return [:] }
         return values
     }
 
