@@ -41,3 +41,66 @@ struct CompletionOrderTests {
         await logger.close()
     }
 }
+
+/// The dispatcher's mailbox moves entries through `CompletionBuffer`s by hand: every status must
+/// reach its completion exactly once, in the order it was finished, whoever finished it.
+@Suite("CompletionDispatcher: every status reaches its completion once, in order")
+struct CompletionDispatcherTests {
+    @Test("Single statuses and committed batches from four threads at once: each thread's run in its order, none lost or repeated")
+    func threadsInterleaved() async {
+        let dispatcher = CompletionDispatcher(queue: DispatchQueue(label: "completions.concurrent", attributes: .concurrent))
+        let perThread = 5_000
+        let seen = Mutex<[[Int]]>(Array(repeating: [], count: 4))
+        let all = DispatchGroup()
+        for _ in 0..<(4 * perThread) { all.enter() }
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            var index = 0
+            while index < perThread {
+                if index % 7 == 3 {  // a committed batch of up to 5, as the writer hands them over
+                    var batch = CompletionBuffer(capacity: 2)  // grows while filled
+                    let end = min(index + 5, perThread)
+                    for value in index..<end {
+                        batch.append({ _ in seen.withLock { $0[thread].append(value) }; all.leave() }, .recorded(UUID()))
+                    }
+                    dispatcher.finish(batch: batch)
+                    index = end
+                } else {
+                    let value = index
+                    let completion: LogCompletion = { _ in seen.withLock { $0[thread].append(value) }; all.leave() }
+                    if index % 2 == 0 { dispatcher.finishDisabled(completion) } else { dispatcher.finish(.filtered(.denied), completion) }
+                    index += 1
+                }
+            }
+        }
+        await withCheckedContinuation { done in all.notify(queue: .global()) { done.resume() } }
+        for (thread, values) in seen.withLock({ $0 }).enumerated() {
+            #expect(values == Array(0..<perThread), "thread \(thread)")
+        }
+    }
+
+    @Test("A completion that finishes more statuses, and statuses finished while it runs: all run, after it, in order")
+    func finishedWhileRunning() async {
+        let dispatcher = CompletionDispatcher(queue: DispatchQueue(label: "completions"))
+        let order = Mutex<[String]>([])
+        let firstRunning = DispatchSemaphore(value: 0)
+        let othersPosted = DispatchSemaphore(value: 0)
+        let all = DispatchGroup()
+        for _ in 0..<4 { all.enter() }
+        dispatcher.finishDisabled { _ in
+            firstRunning.signal()
+            othersPosted.wait()  // the two below are finished while this hop runs
+            dispatcher.finishDisabled { _ in order.withLock { $0.append("from inside") }; all.leave() }
+            order.withLock { $0.append("first") }
+            all.leave()
+        }
+        firstRunning.wait()
+        dispatcher.finishDisabled { _ in order.withLock { $0.append("second") }; all.leave() }
+        var batch = CompletionBuffer(capacity: 1)
+        batch.append({ status in order.withLock { $0.append("batch \(status.isRecorded)") }; all.leave() }, .recorded(UUID()))
+        dispatcher.finish(batch: batch)
+        othersPosted.signal()
+        await withCheckedContinuation { done in all.notify(queue: .global()) { done.resume() } }
+        #expect(order.withLock { $0 } == ["first", "second", "batch true", "from inside"])
+        #expect(dispatcher.counts.disabled == 3)
+    }
+}

@@ -8,8 +8,10 @@ public typealias LogCompletion = @Sendable (LogStatus) -> Void
 /// never on the caller's thread, and counts them for diagnostics.
 ///
 /// Statuses wait in one mailbox, in the order they were finished, and one hop to the queue runs
-/// every status waiting when it runs: a hop (a block, a wake-up of the queue's thread) costs the
-/// process far more than the completion it runs, so a burst of calls pays for one, not one each.
+/// every status waiting when it runs, and every status finished while it runs, before it ends: a
+/// hop (a block, a wake-up of the queue's thread) costs the process far more than the completion
+/// it runs, so a burst of calls pays for one, not one each. Entries move through a
+/// ``CompletionBuffer`` (never copied) from the writer or the caller to the completion.
 final class CompletionDispatcher: Sendable {
     let queue: DispatchQueue
     /// A status and the completion it goes to. A struct, not a tuple: an array of tuples holding
@@ -19,16 +21,40 @@ final class CompletionDispatcher: Sendable {
         let status: LogStatus
     }
 
-    /// Statuses not yet handed to their completions (`waiting`: non-empty exactly when a hop
-    /// that will run them has been queued, by the call that made it non-empty), and the storage
-    /// the last hop emptied (`spare`), so the next burst does not grow an array from nothing.
-    private struct Mailbox {
-        var waiting: [Finished] = []
-        var spare: [Finished] = []
+    /// Statuses not yet handed to their completions, in order (`waiting`), whether a hop is
+    /// queued or running that will look at them before it ends (`hopPending`: a call that finds
+    /// it false sets it and queues one; only the hop clears it, and only when it finds nothing
+    /// waiting), and the storage the last run emptied (`spare`), so the next burst does not grow
+    /// a buffer from nothing.
+    private struct Mailbox: ~Copyable {
+        var waiting: CompletionBuffer?
+        var hopPending = false
+        var spare: CompletionBuffer?
+
+        /// Appends `entries` after what waits (a first batch is kept as it is: its storage, not
+        /// a copy of its entries).
+        mutating func append(moving entries: inout CompletionBuffer?) {
+            guard var more = entries.take() else { return }
+            if var queued = waiting.take() {
+                queued.append(moving: &more)
+                waiting = consume queued
+            } else {
+                waiting = consume more
+            }
+        }
+
+        /// True when the caller must queue a hop: none is pending.
+        mutating func claimHop() -> Bool {
+            guard !hopPending else { return false }
+            hopPending = true
+            return true
+        }
     }
     private let mailbox = Lock(Mailbox())
     /// The largest emptied storage kept for the next burst, in statuses (~40 bytes each).
     private static let spareCapacity = 4_096
+    /// A new buffer's room, in statuses.
+    private static let initialCapacity = 64
     // UnsafeAtomic (created here, destroyed in deinit): a ManagedAtomic reaches its storage
     // through a class method, an indirect call on every count.
     private let recorded = UnsafeAtomic<Int>.create(0)
@@ -66,49 +92,57 @@ final class CompletionDispatcher: Sendable {
 
     /// ``finish(_:_:)`` for ``LogStatus/disabled``, the Disabled path's: no status to build or switch on.
     @inline(__always)
-    func finishDisabled(_ completion: LogCompletion?) {
+    func finishDisabled(_ completion: consuming LogCompletion?) {
         disabled.wrappingIncrement(ordering: .relaxed)
         guard let completion else { return }
         post(completion, .disabled)
     }
 
     /// Hands a committed batch's statuses to their completions, after any finished before them.
-    func finish(batch: [Finished]) {
+    func finish(batch: consuming CompletionBuffer) {
         guard !batch.isEmpty else { return }
-        let hop = mailbox.withLock { box in
-            guard box.waiting.isEmpty else {
-                box.waiting.append(contentsOf: batch)
-                return false
-            }
-            box.waiting = batch  // the batch's storage, not a copy of its elements
-            return true
+        var incoming = Optional(batch)
+        let hop = mailbox.withLock { (box: inout Mailbox) -> Bool in
+            box.append(moving: &incoming)
+            return box.claimHop()
         }
-        if hop { hopQueue.async { self.deliverWaiting() } }
+        if hop { queueHop() }
     }
 
-    private func post(_ completion: @escaping LogCompletion, _ status: LogStatus) {
-        let hop = mailbox.withLock { box in
-            box.waiting.append(Finished(completion: completion, status: status))
-            return box.waiting.count == 1
+    private func post(_ completion: consuming @escaping LogCompletion, _ status: consuming LogStatus) {
+        // Built outside the lock and moved in: the closure below captures it by reference, and
+        // taking it out is a move (capturing the two values would copy them into the buffer).
+        var entry = Optional(Finished(completion: completion, status: status))
+        let hop = mailbox.withLock { (box: inout Mailbox) -> Bool in
+            if box.waiting == nil { box.waiting = box.spare.take() ?? CompletionBuffer(capacity: Self.initialCapacity) }
+            if let finished = entry.take() { box.waiting?.append(finished) }
+            return box.claimHop()
         }
-        if hop { hopQueue.async { self.deliverWaiting() } }
+        if hop { queueHop() }
     }
 
-    /// On the completion queue: runs every status waiting now, outside the lock (a completion
-    /// may log again, and finish more), then keeps the emptied storage for the next burst.
+    private func queueHop() {
+        hopQueue.async { self.deliverWaiting() }
+    }
+
+    /// On the completion queue: runs every status waiting, outside the lock (a completion may
+    /// log again, and finish more), until none is left; statuses finished while it runs join
+    /// this hop instead of queueing another. Keeps the emptied storage for the next burst.
     private func deliverWaiting() {
-        var statuses = mailbox.withLock { box in
-            var taken = box.spare
-            box.spare = []
-            swap(&taken, &box.waiting)
-            return taken
-        }
-        for finished in statuses { finished.completion(finished.status) }
-        // Kept only up to a bound, so one burst does not hold its memory for the logger's life.
-        guard statuses.capacity <= Self.spareCapacity else { return }
-        statuses.removeAll(keepingCapacity: true)
-        mailbox.withLock { box in
-            if box.spare.capacity < statuses.capacity { box.spare = statuses }
+        var emptied: CompletionBuffer?
+        while true {
+            let next = mailbox.withLock { (box: inout Mailbox) -> CompletionBuffer? in
+                // Kept only up to a bound, so one burst does not hold its memory for the logger's life.
+                if let capacity = emptied?.capacity, capacity <= Self.spareCapacity, capacity > box.spare?.capacity ?? 0 {
+                    swap(&box.spare, &emptied)
+                }
+                let statuses = box.waiting.take()
+                if statuses == nil { box.hopPending = false }
+                return statuses
+            }
+            guard var statuses = next else { return }
+            statuses.runAll()
+            emptied = consume statuses
         }
     }
 

@@ -269,8 +269,7 @@ final class RequestManager: @unchecked Sendable {
             return
         }
         let statuses = encodeAndWrite(&batch)
-        var delivered: [CompletionDispatcher.Finished] = []
-        delivered.reserveCapacity(batch.count)
+        var delivered = CompletionBuffer(capacity: batch.count)
         var recorded = 0
         // By index: each request is read in place, not copied out of the batch.
         for (index, status) in zip(batch.indices, statuses) {
@@ -280,7 +279,7 @@ final class RequestManager: @unchecked Sendable {
             }
             completions.count(status)
             if status.isRecorded { recorded += 1 }
-            if let completion = batch[index].completion { delivered.append(.init(completion: completion, status: status)) }
+            if let completion = batch[index].completion { delivered.append(completion, status) }
         }
         // Written: no longer in flight, before the completions can let the app log more (a
         // producer waiting on them refilled the queue while an upload the write triggered
