@@ -134,10 +134,12 @@ final class EventWriter {
             let priority = limits.priorities.isEmpty ? 0 : limits.priority(for: event.draft.name)
             switch event.draft.kind {
             case .point where route == nil:
-                // No delivery rows to write with it, so it may wait for the rows after it.
-                pointRows.append(PointEventTable.Row(event: event, sessionRowID: session, priority: priority))
+                // No delivery rows to write with it, so it may wait for the rows after it. The
+                // record moves into the row (`consume`): a copy retained each of its references.
+                let id = event.id
+                pointRows.append(PointEventTable.Row(event: consume event, sessionRowID: session, priority: priority))
                 limitEnforcer.countInserted()
-                return .recorded(event.id)
+                return .recorded(id)
             case .point:
                 try insertPointRows(db)
                 try db.tables.points.insert(event, sessionRowID: session, priority: priority)
