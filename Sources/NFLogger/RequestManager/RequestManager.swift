@@ -286,7 +286,7 @@ final class RequestManager: @unchecked Sendable {
         // was still being prepared, and met a bound these events no longer occupied).
         pending.withLock { ($0.inFlightEvents, $0.inFlightBytes) = (0, 0) }
         completions.finish(batch: delivered)
-        if !bestEffort.isEmpty { bestEffort.hand(batch.lazy.map(\.request), statuses) }
+        if !bestEffort.isEmpty { RequestsView.withRequests(batch) { bestEffort.hand($0, statuses) } }
         // Counts only: never a name or a parameter.
         logger.trace("wrote a transaction", metadata: ["requests": "\(batch.count)", "recorded": "\(recorded)"])
         recorded += database.takeClosedAggregates()
@@ -310,7 +310,7 @@ final class RequestManager: @unchecked Sendable {
         var failures = Self.foldMatching(&batch, rules: database.aggregateRules)
         failures.merge(ParameterEncoding.encode(&batch, with: encoder)) { first, _ in first }
         for (index, failure) in failures where settled[index] == nil { settled[index] = .failed(failure) }
-        if settled.isEmpty { return database.write(batch.lazy.map(\.request)) }
+        if settled.isEmpty { return RequestsView.withRequests(batch) { database.write($0) } }
         let writable = batch.indices.filter { settled[$0] == nil }.map { batch[$0].request }
         var written = database.write(writable).makeIterator()
         return batch.indices.map { index in
