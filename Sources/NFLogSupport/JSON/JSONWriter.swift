@@ -77,31 +77,68 @@ public import Foundation
         }
     }
 
-    /// Writes a JSON string, escaping quotes, backslashes and control characters.
-    @_spi(NFLogShared) public mutating func writeString(_ string: String) {
+    /// Writes a JSON string, escaping quotes, backslashes and control characters; `before` and
+    /// `after` (a member's `,` and `:`) go in the same append.
+    ///
+    /// The string is quoted and escaped into a stack buffer, a chunk at a time, and each chunk
+    /// appended at once: three or more appends per string (each checking the array's uniqueness
+    /// and capacity), and a loop indexing the string byte by byte, cost more than the string.
+    @_spi(NFLogShared) public mutating func writeString(_ string: String, before: UInt8? = nil, after: UInt8? = nil) {
         var string = string
-        bytes.append(UInt8(ascii: "\""))
         string.withUTF8 { utf8 in
-            var runStart = 0
-            for index in 0..<utf8.count {
-                let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-                runStart = index + 1
-                switch byte {
-                case UInt8(ascii: "\""): writeLiteral("\\\"")
-                case UInt8(ascii: "\\"): writeLiteral("\\\\")
-                case UInt8(ascii: "\n"): writeLiteral("\\n")
-                case UInt8(ascii: "\r"): writeLiteral("\\r")
-                case UInt8(ascii: "\t"): writeLiteral("\\t")
-                default:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                              hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.chunkBytes * 6 + 4) { buffer in
+                guard let start = buffer.baseAddress, let input = utf8.baseAddress ?? Optional(start) else { return }
+                var at = start
+                if let before { at.pointee = before; at += 1 }
+                at.pointee = UInt8(ascii: "\""); at += 1
+                var next = input
+                let end = input + utf8.count
+                while true {
+                    let piece = min(end - next, Self.chunkBytes)
+                    at = Self.escape(UnsafeBufferPointer(start: next, count: piece), to: at)
+                    next += piece
+                    if next == end { break }
+                    bytes.append(contentsOf: UnsafeBufferPointer(start: start, count: at - start))
+                    at = start
                 }
+                at.pointee = UInt8(ascii: "\""); at += 1
+                if let after { at.pointee = after; at += 1 }
+                bytes.append(contentsOf: UnsafeBufferPointer(start: start, count: at - start))
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
-        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Input bytes escaped per stack chunk (up to 6 bytes out for each: `\u00XX`).
+    private static let chunkBytes = 64
+
+    /// Writes `input` escaped at `out`; returns the byte after the last written.
+    private static func escape(_ input: UnsafeBufferPointer<UInt8>, to out: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        var at = out
+        for byte in input {
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else {
+                at.pointee = byte
+                at += 1
+                continue
+            }
+            at.pointee = UInt8(ascii: "\\")
+            switch byte {
+            case UInt8(ascii: "\""): at[1] = UInt8(ascii: "\""); at += 2
+            case UInt8(ascii: "\\"): at[1] = UInt8(ascii: "\\"); at += 2
+            case UInt8(ascii: "\n"): at[1] = UInt8(ascii: "n"); at += 2
+            case UInt8(ascii: "\r"): at[1] = UInt8(ascii: "r"); at += 2
+            case UInt8(ascii: "\t"): at[1] = UInt8(ascii: "t"); at += 2
+            default:
+                let hex: StaticString = "0123456789abcdef"
+                at[1] = UInt8(ascii: "u")
+                at[2] = UInt8(ascii: "0")
+                at[3] = UInt8(ascii: "0")
+                hex.withUTF8Buffer { digits in
+                    at[4] = digits[Int(byte >> 4)]
+                    at[5] = digits[Int(byte & 0xF)]
+                }
+                at += 6
+            }
+        }
+        return at
     }
 }

@@ -102,9 +102,7 @@ extension JSONWriter {
         if key.isEmpty || key.utf8.count > ParameterEncoder.maxKeyBytes {
             throw ParameterFailure(path: [key], reason: "keys must be 1…\(ParameterEncoder.maxKeyBytes) bytes")
         }
-        if !first { bytes.append(UInt8(ascii: ",")) }
-        writeString(key)
-        bytes.append(UInt8(ascii: ":"))
+        writeString(key, before: first ? nil : UInt8(ascii: ","), after: UInt8(ascii: ":"))
         do { try writeValue(value, depth: depth + 1) } catch { throw error.under(key) }
         try checkSize()
     }
