@@ -6,7 +6,7 @@ import NFLogTestSupport
 
 @Suite("Multi-row inserts with lent bytes store each event's own values, with and without encryption")
 struct MultiRowInsertTests {
-    @Test("One drain of 37 varied events (encrypted or not; short and long texts; no parameters) uploads each with its own values, in order",
+    @Test("One drain of 85 varied events (a 64-row statement, a 16-row one, five single rows; encrypted or not; short and long texts; no parameters) uploads each with its own values, in order",
           arguments: [false, true])
     func variedValuesRoundTrip(encrypted: Bool) async throws {
         let directory = TemporaryDirectory()
@@ -21,7 +21,7 @@ struct MultiRowInsertTests {
         let lock = try HeldWriteLock(configuration.databaseURL)
         let statuses = StatusLog()
         var expected: [(String, String, [String: LogValue])] = []
-        for index in 0..<37 {
+        for index in 0..<85 {
             let name = index % 3 == 0 ? "n.\(index)" : "a.rather.long.event.name.number.\(index).beyond.small.strings"
             let type = index % 2 == 0 ? "event" : "type_\(index)_long_enough_to_be_on_the_heap"
             var parameters: LogParameters = [:]
@@ -36,13 +36,13 @@ struct MultiRowInsertTests {
             logger.logEvent(name: name, type: type, parameters: parameters, completion: statuses.completion)
         }
         lock.release()
-        await statuses.wait(for: 37)
+        await statuses.wait(for: 85)
         #expect(statuses.statuses.allSatisfy { $0.isRecorded })
         #expect(await logger.flush().error == nil)
         let events = transport.events.filter { $0.name != "open.first" }
-        #expect(events.count == 37)
+        #expect(events.count == 85)
         let byName = Dictionary(events.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        #expect(byName.count == 37)
+        #expect(byName.count == 85)
         for want in expected {
             let event = try #require(byName[want.0])
             #expect(event.type == want.1, "\(want.0)")

@@ -10,16 +10,6 @@ extension SQLiteStatement {
         if let failure { throw failure }
     }
 
-    /// Binds a UUID's 16 bytes in place while `body` runs (see ``lending(text:at:_:)``).
-    @_spi(NFLogShared) public func lending(_ id: UUID, at index: Int32, _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
-        var bytes = id.uuid
-        var failure: SQLiteError?
-        withUnsafeBytes(of: &bytes) { buffer in
-            do throws(SQLiteError) { try lending(blob: buffer, at: index, body) } catch { failure = error }
-        }
-        if let failure { throw failure }
-    }
-
     /// Reads a UUID stored as 16 raw bytes; any other value reads as the nil UUID.
     @_spi(NFLogShared) public func uuid(at column: Int32) -> UUID {
         guard let bytes = blob(at: column), bytes.count == 16 else { return .nilUUID }

@@ -76,54 +76,27 @@ private let SQLITE_STATIC = unsafeBitCast(0, to: sqlite3_destructor_type.self)
     // anything throws, the statement is reset and its bindings cleared before the bytes go. So
     // SQLite never holds a pointer past the closure that lends it.
 
-    /// Binds `text`'s UTF-8 in place while `body` runs (see above).
-    @_spi(NFLogShared) public func lending(text: String, at index: Int32, _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
-        var text = text
+    /// Lends every byte of `arena` to SQLite while `body` runs (see above): `body` binds slices
+    /// of it through the ``LentBytes`` it is given, then runs the statement. One buffer for all
+    /// of a multi-row statement's texts and blobs keeps the binding flat: lending each value
+    /// through its own closure nested every row's closures inside the last (~2,300 bytes of
+    /// stack per row in a release build).
+    @_spi(NFLogShared) public func lending(arena: [UInt8], _ body: (LentBytes) throws(SQLiteError) -> Void) throws(SQLiteError) {
         var failure: SQLiteError?
-        text.withUTF8 { utf8 in
-            do throws(SQLiteError) { try lend(UnsafeRawBufferPointer(utf8), asText: true, at: index, body) } catch { failure = error }
+        arena.withUnsafeBytes { buffer in
+            do throws(SQLiteError) { try body(LentBytes(statement: self, buffer: buffer)) } catch {
+                reset()  // nothing stays bound to the buffer after it goes
+                failure = error
+            }
         }
         if let failure { throw failure }
     }
 
-    /// Binds `bytes` in place, as TEXT or as a BLOB, while `body` runs (see above); `nil` binds NULL.
-    @_spi(NFLogShared) public func lending(_ bytes: [UInt8]?, asText: Bool, at index: Int32,
-                                          _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
-        guard let bytes else {
-            try bindNull(at: index)
-            return try body()
-        }
-        var failure: SQLiteError?
-        bytes.withUnsafeBytes { buffer in
-            do throws(SQLiteError) { try lend(buffer, asText: asText, at: index, body) } catch { failure = error }
-        }
-        if let failure { throw failure }
-    }
-
-    /// Binds `buffer` as a BLOB in place while `body` runs (see above); the buffer must stay
-    /// valid as long as `body` runs.
-    @_spi(NFLogShared) public func lending(blob buffer: UnsafeRawBufferPointer, at index: Int32,
-                                          _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
-        try lend(buffer, asText: false, at: index, body)
-    }
-
-    private func lend(_ buffer: UnsafeRawBufferPointer, asText: Bool, at index: Int32,
-                      _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
-        guard let length = Int32(exactly: buffer.count) else {
-            reset()
-            throw SQLiteError(code: SQLITE_TOOBIG, message: "a value is too big to store", statement: sql)
-        }
-        // A non-nil pointer even for empty text: SQLite binds NULL for a nil pointer.
-        let base = buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
-        let rc = asText ? sqlite3_bind_text(handle, index, base?.assumingMemoryBound(to: CChar.self), length, SQLITE_STATIC)
-                        : sqlite3_bind_blob(handle, index, base, length, SQLITE_STATIC)
-        do {
-            try check(rc)
-            try body()
-        } catch {
-            reset()
-            throw error
-        }
+    /// Binds `length` bytes at `base` in place (SQLITE_STATIC): the caller keeps them alive until
+    /// the statement is reset.
+    fileprivate func bindStatic(_ base: UnsafeRawPointer, length: Int32, asText: Bool, at index: Int32) throws(SQLiteError) {
+        try check(asText ? sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), length, SQLITE_STATIC)
+                         : sqlite3_bind_blob(handle, index, base, length, SQLITE_STATIC))
     }
 
     private func check(_ rc: Int32) throws(SQLiteError) {
@@ -195,5 +168,22 @@ private let SQLITE_STATIC = unsafeBitCast(0, to: sqlite3_destructor_type.self)
         guard let pointer = sqlite3_column_blob(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+}
+
+/// The bytes ``SQLiteStatement/lending(arena:_:)`` lends, valid only inside its `body`: binds
+/// slices of them in place (SQLITE_STATIC), by offset and length.
+@_spi(NFLogShared) public struct LentBytes {
+    fileprivate let statement: SQLiteStatement
+    fileprivate let buffer: UnsafeRawBufferPointer
+
+    /// Binds `count` bytes at `offset` as TEXT or a BLOB at `index`; `nil` binds NULL.
+    @_spi(NFLogShared) public func bind(offset: Int, count: Int?, asText: Bool, at index: Int32) throws(SQLiteError) {
+        guard let count else { return try statement.bindNull(at: index) }
+        guard offset >= 0, count >= 0, count <= buffer.count &- offset, let base = buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+              let length = Int32(exactly: count) else {
+            throw SQLiteError(code: SQLITE_RANGE, message: "a lent slice lies outside its buffer", statement: statement.sql)
+        }
+        try statement.bindStatic(base + offset, length: length, asText: asText, at: index)
     }
 }

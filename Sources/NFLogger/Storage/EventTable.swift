@@ -44,19 +44,6 @@ extension SQLiteStatement {
         try bindBlob(sealed, at: index)
     }
 
-    /// ``bindParameters(_:id:slot:cipher:at:)`` with the bytes lent to SQLite while `body` runs
-    /// (see `SQLiteStatement.lending(text:at:_:)`).
-    func lendingParameters(_ json: [UInt8]?, id: UUID, slot: ParameterCipher.Slot, cipher: ParameterCipher?, at index: Int32,
-                           _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
-        guard let cipher, let json else { return try lending(json, asText: true, at: index, body) }
-        let sealed: [UInt8]
-        do { sealed = try cipher.seal(json, id: id, slot: slot) } catch {
-            reset()
-            throw SQLiteError(code: 1, message: "encryption: \(error)")
-        }
-        return try lending(sealed, asText: false, at: index, body)
-    }
-
     /// Reads the columns of every table's upload queries, the same layout for every kind (NULL
     /// where a kind has no such column): `id, uuid, session_id, name, type, parameters, <time in
     /// ms>, end_ms, duration_ns, end_parameters, abandoned, transaction_id, parent_span`, an

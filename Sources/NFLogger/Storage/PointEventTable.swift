@@ -1,3 +1,4 @@
+import Foundation
 @_spi(NFLogShared) import NFLogSupport
 /// `point_events`: one row per point event.
 final class PointEventTable: EventTable {
@@ -8,13 +9,13 @@ final class PointEventTable: EventTable {
     let readyCondition = ""
     private let connection: SQLiteConnection
     private let insertStatement: SQLiteStatement
-    /// ``rowsPerInsert`` rows in one statement: a statement's run has a fixed cost (cursors
-    /// opened and closed on the table and each index, the statement's end) that one row per run
-    /// paid in full.
-    private let insertManyStatement: SQLiteStatement
+    /// Multi-row statements, largest first: ``rowsPerInsert`` rows, then a quarter as many. A
+    /// statement's run has a fixed cost (cursors opened and closed on the table and each index,
+    /// the statement's end) that one row per run paid in full.
+    private let insertManyStatements: [(rows: Int, statement: SQLiteStatement)]
     private let cipher: ParameterCipher?
-    /// The rows a multi-row insert takes; fewer go one statement each.
-    static let rowsPerInsert = 16
+    /// The rows the largest multi-row insert takes; the writer hands rows over in runs this long.
+    static let rowsPerInsert = 64
     private static let columns = "(uuid, session_id, name, type, parameters, timestamp_ms, priority, held, transaction_id, parent_span, web_origin)"
     private static let rowPlaceholders = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     private static let columnCount: Int32 = 11
@@ -23,8 +24,10 @@ final class PointEventTable: EventTable {
         self.connection = connection
         self.cipher = cipher
         insertStatement = try connection.prepare("INSERT INTO point_events \(Self.columns) VALUES \(Self.rowPlaceholders)")
-        let rows = Array(repeating: Self.rowPlaceholders, count: Self.rowsPerInsert).joined(separator: ", ")
-        insertManyStatement = try connection.prepare("INSERT INTO point_events \(Self.columns) VALUES \(rows)")
+        insertManyStatements = try [Self.rowsPerInsert, Self.rowsPerInsert / 4].map { (count) throws(SQLiteError) in
+            let rows = Array(repeating: Self.rowPlaceholders, count: count).joined(separator: ", ")
+            return (count, try connection.prepare("INSERT INTO point_events \(Self.columns) VALUES \(rows)"))
+        }
     }
 
     /// A row to insert: the event, its session's row id, its priority.
@@ -38,47 +41,95 @@ final class PointEventTable: EventTable {
         try insert([Row(event: event, sessionRowID: sessionRowID, priority: priority)][...])
     }
 
-    /// Inserts `rows` in order (their row ids ascend in that order), ``rowsPerInsert`` to a
-    /// statement, the rest one each.
+    /// Inserts `rows` in order (their row ids ascend in that order), as many to a statement as
+    /// the largest multi-row statement that fits takes, the rest one each.
     func insert(_ rows: ArraySlice<Row>) throws(SQLiteError) {
         var rest = rows
-        while rest.count >= Self.rowsPerInsert {
-            try bindAndRun(rest.prefix(Self.rowsPerInsert), from: rest.startIndex, insertManyStatement, offset: 0)
-            rest = rest.dropFirst(Self.rowsPerInsert)
+        for (count, statement) in insertManyStatements {
+            while rest.count >= count {
+                try bindAndRun(rest.prefix(count), statement)
+                rest = rest.dropFirst(count)
+            }
         }
         for index in rest.indices {
-            try bindAndRun(rest[index...index], from: index, insertStatement, offset: 0)
+            try bindAndRun(rest[index...index], insertStatement)
         }
     }
 
-    /// Binds `rows[position...]` (each row `columnCount` parameters after the last) and runs
-    /// the statement. The texts and blobs are lent to SQLite, not copied: each row's are bound
-    /// inside the closures that lend them, which are all still open when the innermost call
-    /// runs the statement (it resets and clears the bindings before they close).
-    private func bindAndRun(_ rows: ArraySlice<Row>, from position: Int, _ statement: SQLiteStatement, offset: Int32) throws(SQLiteError) {
-        guard position < rows.endIndex else { return try statement.run() }
-        let row = rows[position]
-        let event = row.event
-        do {
-            try statement.bind(row.sessionRowID, at: offset + 2)
-            try statement.bind(event.draft.wallMilliseconds, at: offset + 6)
-            try statement.bind(Int64(row.priority), at: offset + 7)
-            try statement.bind(Int64(event.held ? 1 : 0), at: offset + 8)
-            try statement.bindTransaction(of: event, at: offset + 9)
-        } catch {
-            statement.reset()  // the rows before lent their bytes: nothing stays bound
-            throw error
+    /// Where one row's texts and blobs lie in ``arena``.
+    private struct Slices {
+        var id = 0
+        var name = 0, nameCount = 0
+        var type = 0, typeCount = 0
+        var parameters = 0, parametersCount: Int?
+    }
+    /// The bytes of a statement's texts and blobs, copied in and lent to SQLite while it runs;
+    /// kept (with its capacity) from one statement to the next. Confined to the writer's queue,
+    /// like the table.
+    private var arena: [UInt8] = []
+    private var slices: [Slices] = []
+
+    /// Binds `rows` (each `columnCount` parameters after the last) and runs the statement. The
+    /// texts and blobs are copied into one buffer, lent to SQLite, not copied again by it.
+    private func bindAndRun(_ rows: ArraySlice<Row>, _ statement: SQLiteStatement) throws(SQLiteError) {
+        // Worked on as locals and put back after: a class's stored arrays are checked for
+        // exclusive access on every use, which cost more than the copying.
+        var arena: [UInt8] = []
+        var slices: [Slices] = []
+        swap(&arena, &self.arena)
+        swap(&slices, &self.slices)
+        defer {
+            arena.removeAll(keepingCapacity: true)
+            slices.removeAll(keepingCapacity: true)
+            swap(&arena, &self.arena)
+            swap(&slices, &self.slices)
         }
-        try statement.lending(event.id, at: offset + 1) { () throws(SQLiteError) in
-            try statement.lending(text: event.draft.name, at: offset + 3) { () throws(SQLiteError) in
-                try statement.lending(text: event.draft.type, at: offset + 4) { () throws(SQLiteError) in
-                    try statement.lendingParameters(event.draft.parameters, id: event.id, slot: .parameters, cipher: cipher,
-                                                    at: offset + 5) { () throws(SQLiteError) in
-                        try bindAndRun(rows, from: position + 1, statement, offset: offset + Self.columnCount)
+        for row in rows.indices {
+            var slice = Slices()
+            slice.id = arena.count
+            withUnsafeBytes(of: rows[row].event.id.uuid) { arena.append(contentsOf: $0) }
+            slice.name = arena.count
+            Self.append(rows[row].event.draft.name, to: &arena)
+            slice.nameCount = arena.count - slice.name
+            slice.type = arena.count
+            Self.append(rows[row].event.draft.type, to: &arena)
+            slice.typeCount = arena.count - slice.type
+            if let json = rows[row].event.draft.parameters {
+                slice.parameters = arena.count
+                if let cipher {
+                    do { arena.append(contentsOf: try cipher.seal(json, id: rows[row].event.id, slot: .parameters)) } catch {
+                        throw SQLiteError(code: 1, message: "encryption: \(error)")
                     }
+                } else {
+                    arena.append(contentsOf: json)
                 }
+                slice.parametersCount = arena.count - slice.parameters
             }
+            slices.append(slice)
         }
+        let asText = cipher == nil  // sealed parameters are a BLOB; plaintext never reaches the file then
+        try statement.lending(arena: arena) { (lent) throws(SQLiteError) in
+            var offset: Int32 = 0
+            for (row, slice) in zip(rows.indices, slices) {
+                try lent.bind(offset: slice.id, count: 16, asText: false, at: offset + 1)
+                try statement.bind(rows[row].sessionRowID, at: offset + 2)
+                try lent.bind(offset: slice.name, count: slice.nameCount, asText: true, at: offset + 3)
+                try lent.bind(offset: slice.type, count: slice.typeCount, asText: true, at: offset + 4)
+                try lent.bind(offset: slice.parameters, count: slice.parametersCount, asText: asText, at: offset + 5)
+                try statement.bind(rows[row].event.draft.wallMilliseconds, at: offset + 6)
+                try statement.bind(Int64(rows[row].priority), at: offset + 7)
+                try statement.bind(Int64(rows[row].event.held ? 1 : 0), at: offset + 8)
+                try statement.bindTransaction(of: rows[row].event, at: offset + 9)
+                offset += Self.columnCount
+            }
+            try statement.run()
+        }
+    }
+
+    /// Appends a string's UTF-8 with one copy (its contiguous storage), not byte by byte.
+    private static func append(_ string: String, to arena: inout [UInt8]) {
+        var string = string
+        string.withUTF8 { arena.append(contentsOf: $0) }
     }
 
     func count() throws(SQLiteError) -> Int {
