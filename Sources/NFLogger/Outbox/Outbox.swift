@@ -151,7 +151,14 @@ final class Outbox {
         }
         let (id, rowID) = try insertBatchRow(contextRowID: contextRowID, now: now)
         for lane in lanes {
-            try lane.assignReady(contextRowID: contextRowID, count: chosen.count { $0.kind == lane.kind }, toBatch: rowID)
+            var count = 0, first = Int64.max, last = Int64.min
+            for index in chosen.indices where chosen[index].kind == lane.kind {
+                count += 1
+                first = min(first, chosen[index].rowID)
+                last = max(last, chosen[index].rowID)
+            }
+            guard count > 0 else { continue }
+            try lane.assignReady(contextRowID: contextRowID, count: count, rows: first...last, toBatch: rowID)
         }
         let diagnostics = output == 0 ? try self.diagnostics.take(into: rowID) : nil
         return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: chosen, now: now, encoded: encoded,

@@ -48,10 +48,12 @@ final class OutputLane {
                   """
                 : "SELECT count(*) FROM \(name) e WHERE (e.batch_id > 0 OR (e.batch_id IS NULL AND e.\(condition))) AND e.held = 0")
             inBatch = try connection.prepare("SELECT e.id, \(columns) FROM \(name) e WHERE e.batch_id = ? ORDER BY e.id")
+            // A batch's rows are the first ready rows of its context (see assignReady), so the
+            // context's ready rows between its first and last id are exactly they: a range of the
+            // table, without a subquery to order and count them.
             assign = try connection.prepare("""
-                UPDATE \(name) SET batch_id = ?1 WHERE id IN (
-                    SELECT e.id FROM \(name) e JOIN sessions s ON s.id = e.session_id
-                    WHERE \(ready) AND s.context_id = ?2 ORDER BY e.id LIMIT ?3)
+                UPDATE \(name) SET batch_id = ?1 WHERE id BETWEEN ?4 AND ?5 AND batch_id IS NULL AND held = 0\(condition.isEmpty ? "" : " AND \(condition)")
+                    AND session_id IN (SELECT id FROM sessions WHERE context_id = ?2)
                 """)
             releaseBatch = try connection.prepare("UPDATE \(name) SET batch_id = NULL WHERE batch_id = ?")
             upTo = try connection.prepare("SELECT EXISTS (SELECT 1 FROM \(name) e WHERE e.id <= ?1 AND e.batch_id IS NOT 0\(extra))")
@@ -133,13 +135,20 @@ final class OutputLane {
         return try inBatch.collect { $0.storedEvent(kind: kind) }
     }
 
-    /// Puts the first `count` rows that ``ready(contextRowID:limit:)`` returns into a batch, in one
-    /// statement (the same query, in the same transaction, so the same rows).
-    func assignReady(contextRowID: Int64, count: Int, toBatch batchRowID: Int64) throws(SQLiteError) {
+    /// Puts the first `count` rows that ``ready(contextRowID:limit:)`` returns, whose ids span
+    /// `rows`, into a batch, in one statement in the same transaction. The collector's lane marks
+    /// the context's ready rows within `rows` (the first `count` ready rows are all of those);
+    /// another output's lane marks the first `count` ready rows again.
+    func assignReady(contextRowID: Int64, count: Int, rows: ClosedRange<Int64>, toBatch batchRowID: Int64) throws(SQLiteError) {
         guard count > 0 else { return }
         try assign.bind(batchRowID, at: 1)
         try assign.bind(contextRowID, at: 2)
-        try assign.bind(Int64(count), at: 3)
+        if output == 0 {
+            try assign.bind(rows.lowerBound, at: 4)
+            try assign.bind(rows.upperBound, at: 5)
+        } else {
+            try assign.bind(Int64(count), at: 3)
+        }
         try assign.run()
     }
 
