@@ -104,3 +104,28 @@ struct CompletionDispatcherTests {
         #expect(dispatcher.counts.disabled == 3)
     }
 }
+
+extension CompletionDispatcherTests {
+    @Test("Statuses finished while a hop runs go in a hop queued behind the queue's other work: a stream of statuses never holds the completion queue (it may be the main queue)")
+    func yieldsBetweenHops() async {
+        let queue = DispatchQueue(label: "completions")
+        let dispatcher = CompletionDispatcher(queue: queue)
+        let order = Mutex<[String]>([])
+        let firstRunning = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let all = DispatchGroup()
+        for _ in 0..<3 { all.enter() }
+        dispatcher.finishDisabled { _ in
+            firstRunning.signal()
+            release.wait()
+            order.withLock { $0.append("first") }
+            all.leave()
+        }
+        firstRunning.wait()
+        dispatcher.finishDisabled { _ in order.withLock { $0.append("second") }; all.leave() }  // while the first runs
+        queue.async { order.withLock { $0.append("other work") }; all.leave() }  // the app's own block, queued after it
+        release.signal()
+        await withCheckedContinuation { done in all.notify(queue: .global()) { done.resume() } }
+        #expect(order.withLock { $0 } == ["first", "other work", "second"])
+    }
+}

@@ -8,9 +8,9 @@ public typealias LogCompletion = @Sendable (LogStatus) -> Void
 /// never on the caller's thread, and counts them for diagnostics.
 ///
 /// Statuses wait in one mailbox, in the order they were finished, and one hop to the queue runs
-/// every status waiting when it runs, and every status finished while it runs, before it ends: a
-/// hop (a block, a wake-up of the queue's thread) costs the process far more than the completion
-/// it runs, so a burst of calls pays for one, not one each. Entries move through a
+/// every status waiting when it runs; those finished while it runs go in the one hop it queues
+/// as it ends: a hop (a block, a wake-up of the queue's thread) costs the process far more than
+/// the completion it runs, so a burst of calls pays for a few, not one each. Entries move through a
 /// ``CompletionBuffer`` (never copied) from the writer or the caller to the completion.
 final class CompletionDispatcher: Sendable {
     let queue: DispatchQueue
@@ -22,8 +22,8 @@ final class CompletionDispatcher: Sendable {
     }
 
     /// Statuses not yet handed to their completions, in order (`waiting`), whether a hop is
-    /// queued or running that will look at them before it ends (`hopPending`: a call that finds
-    /// it false sets it and queues one; only the hop clears it, and only when it finds nothing
+    /// queued or running that will run them or queue the one that does (`hopPending`: a call
+    /// that finds it false sets it and queues one; only a hop clears it, as it ends with nothing
     /// waiting), and the storage the last run emptied (`spare`), so the next burst does not grow
     /// a buffer from nothing.
     private struct Mailbox: ~Copyable {
@@ -62,12 +62,8 @@ final class CompletionDispatcher: Sendable {
     private let disabled = UnsafeAtomic<Int>.create(0)
     private let failed = UnsafeAtomic<Int>.create(0)
 
-    /// Serial, targeting `queue`: hops run one after another even when `queue` is concurrent.
-    private let hopQueue: DispatchQueue
-
     init(queue: DispatchQueue) {
         self.queue = queue
-        self.hopQueue = DispatchQueue(label: "nflogger.completions.hops", target: queue)
     }
 
     deinit {
@@ -121,29 +117,37 @@ final class CompletionDispatcher: Sendable {
         if hop { queueHop() }
     }
 
+    /// Straight onto `queue`, even a concurrent one: at most one hop is pending at a time (the
+    /// flag), so hops run one after another anyway, and each is queued behind the queue's other
+    /// work. (A serial queue targeting `queue` drained every hop queued while one ran in the same
+    /// turn, ahead of that work.)
     private func queueHop() {
-        hopQueue.async { self.deliverWaiting() }
+        queue.async { self.deliverWaiting() }
     }
 
     /// On the completion queue: runs every status waiting, outside the lock (a completion may
-    /// log again, and finish more), until none is left; statuses finished while it runs join
-    /// this hop instead of queueing another. Keeps the emptied storage for the next burst.
+    /// log again, and finish more). Statuses finished meanwhile queue no hop of their own: this
+    /// one queues the next when it ends, behind whatever else the completion queue holds (it
+    /// may be the main queue), so a steady stream of statuses never keeps the queue from its
+    /// other work. Keeps the emptied storage for the next burst.
     private func deliverWaiting() {
-        var emptied: CompletionBuffer?
-        while true {
-            let next = mailbox.withLock { (box: inout Mailbox) -> CompletionBuffer? in
-                // Kept only up to a bound, so one burst does not hold its memory for the logger's life.
-                if let capacity = emptied?.capacity, capacity <= Self.spareCapacity, capacity > box.spare?.capacity ?? 0 {
-                    swap(&box.spare, &emptied)
-                }
-                let statuses = box.waiting.take()
-                if statuses == nil { box.hopPending = false }
-                return statuses
-            }
-            guard var statuses = next else { return }
-            statuses.runAll()
-            emptied = consume statuses
+        let taken = mailbox.withLock { (box: inout Mailbox) -> CompletionBuffer? in
+            let statuses = box.waiting.take()
+            if statuses == nil { box.hopPending = false }  // under the same lock: no status can slip past
+            return statuses
         }
+        guard var statuses = taken else { return }
+        statuses.runAll()
+        var emptied = Optional(statuses)
+        let more = mailbox.withLock { (box: inout Mailbox) -> Bool in
+            // Kept only up to a bound, so one burst does not hold its memory for the logger's life.
+            if let capacity = emptied?.capacity, capacity <= Self.spareCapacity, capacity > box.spare?.capacity ?? 0 {
+                swap(&box.spare, &emptied)
+            }
+            box.hopPending = box.waiting != nil
+            return box.hopPending
+        }
+        if more { queueHop() }
     }
 
     var counts: (recorded: Int, filtered: Int, disabled: Int, failed: Int) {
