@@ -82,23 +82,17 @@ struct CompletionDispatcherTests {
     func finishedWhileRunning() async {
         let dispatcher = CompletionDispatcher(queue: DispatchQueue(label: "completions"))
         let order = Mutex<[String]>([])
-        let firstRunning = DispatchSemaphore(value: 0)
-        let othersPosted = DispatchSemaphore(value: 0)
         let all = DispatchGroup()
         for _ in 0..<4 { all.enter() }
-        dispatcher.finishDisabled { _ in
-            firstRunning.signal()
-            othersPosted.wait()  // the two below are finished while this hop runs
+        Self.whileFirstRuns(dispatcher, all, record: { name in order.withLock { $0.append(name) } }, inside: {
             dispatcher.finishDisabled { _ in order.withLock { $0.append("from inside") }; all.leave() }
-            order.withLock { $0.append("first") }
-            all.leave()
+        }) {
+            // Both finished while the first's hop runs.
+            dispatcher.finishDisabled { _ in order.withLock { $0.append("second") }; all.leave() }
+            var batch = CompletionBuffer(capacity: 1)
+            batch.append({ status in order.withLock { $0.append("batch \(status.isRecorded)") }; all.leave() }, .recorded(UUID()))
+            dispatcher.finish(batch: batch)
         }
-        firstRunning.wait()
-        dispatcher.finishDisabled { _ in order.withLock { $0.append("second") }; all.leave() }
-        var batch = CompletionBuffer(capacity: 1)
-        batch.append({ status in order.withLock { $0.append("batch \(status.isRecorded)") }; all.leave() }, .recorded(UUID()))
-        dispatcher.finish(batch: batch)
-        othersPosted.signal()
         await withCheckedContinuation { done in all.notify(queue: .global()) { done.resume() } }
         #expect(order.withLock { $0 } == ["first", "second", "batch true", "from inside"])
         #expect(dispatcher.counts.disabled == 3)
@@ -111,21 +105,33 @@ extension CompletionDispatcherTests {
         let queue = DispatchQueue(label: "completions")
         let dispatcher = CompletionDispatcher(queue: queue)
         let order = Mutex<[String]>([])
-        let firstRunning = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
         let all = DispatchGroup()
         for _ in 0..<3 { all.enter() }
+        Self.whileFirstRuns(dispatcher, all, record: { name in order.withLock { $0.append(name) } }) {
+            dispatcher.finishDisabled { _ in order.withLock { $0.append("second") }; all.leave() }  // while the first runs
+            queue.async { order.withLock { $0.append("other work") }; all.leave() }  // the app's own block, queued after it
+        }
+        await withCheckedContinuation { done in all.notify(queue: .global()) { done.resume() } }
+        #expect(order.withLock { $0 } == ["first", "other work", "second"])
+    }
+}
+
+extension CompletionDispatcherTests {
+    /// Finishes a first status whose completion waits until `during` has run here, then runs
+    /// `inside` (from within that completion), records "first" and leaves `all`.
+    static func whileFirstRuns(_ dispatcher: CompletionDispatcher, _ all: DispatchGroup, record: @escaping @Sendable (String) -> Void,
+                               inside: @escaping @Sendable () -> Void = {}, during: () -> Void) {
+        let firstRunning = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
         dispatcher.finishDisabled { _ in
             firstRunning.signal()
             release.wait()
-            order.withLock { $0.append("first") }
+            inside()
+            record("first")
             all.leave()
         }
         firstRunning.wait()
-        dispatcher.finishDisabled { _ in order.withLock { $0.append("second") }; all.leave() }  // while the first runs
-        queue.async { order.withLock { $0.append("other work") }; all.leave() }  // the app's own block, queued after it
+        during()
         release.signal()
-        await withCheckedContinuation { done in all.notify(queue: .global()) { done.resume() } }
-        #expect(order.withLock { $0 } == ["first", "other work", "second"])
     }
 }
