@@ -87,7 +87,8 @@ public import Foundation
         var string = string
         string.withUTF8 { utf8 in
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.chunkBytes * 6 + 4) { buffer in
-                guard let start = buffer.baseAddress, let input = utf8.baseAddress ?? Optional(start) else { return }
+                guard let start = buffer.baseAddress else { return }
+                let input = utf8.baseAddress ?? UnsafePointer(start)  // an empty string: nothing is read
                 var at = start
                 if let before { at.pointee = before; at += 1 }
                 at.pointee = UInt8(ascii: "\""); at += 1

@@ -62,9 +62,7 @@ final class EventQuarantine {
     }
 
     private static func seal(_ payload: [UInt8], id: UUID, cipher: ParameterCipher) throws(SQLiteError) -> [UInt8] {
-        do { return try cipher.seal(payload, id: id, slot: .quarantined) } catch {
-            throw SQLiteError(code: 1, message: "encryption: \(error)")
-        }
+        try cipher.sealForStorage(payload, id: id, slot: .quarantined)
     }
 
     /// A quarantined payload: the JSON as sent, or bytes sealed (or as stored).

@@ -95,11 +95,7 @@ enum AtRestEncryption {
             .filter { cipher.isSealed($0.2, id: $0.1, slot: slot) == false }
         let update = try connection.prepare("UPDATE \(table) SET \(column) = ? WHERE id = ?")
         for (rowID, id, plaintext) in rows {
-            let sealed: [UInt8]
-            do { sealed = try cipher.seal(plaintext, id: id, slot: slot) } catch {
-                throw SQLiteError(code: 1, message: "encryption: \(error)")
-            }
-            try update.bindBlob(sealed, at: 1)
+            try update.bindBlob(try cipher.sealForStorage(plaintext, id: id, slot: slot), at: 1)
             try update.bind(rowID, at: 2)
             try update.run()
         }

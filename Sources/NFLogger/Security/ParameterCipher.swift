@@ -88,3 +88,12 @@ enum CipherError: Error, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension ParameterCipher {
+    /// ``seal(_:id:slot:)`` for a write: a failure fails the write as an SQLite error would.
+    func sealForStorage(_ json: [UInt8], id: UUID, slot: Slot) throws(SQLiteError) -> [UInt8] {
+        do { return try seal(json, id: id, slot: slot) } catch {
+            throw SQLiteError(code: 1, message: "encryption: \(error)")
+        }
+    }
+}

@@ -37,11 +37,7 @@ extension SQLiteStatement {
     /// never reach the file when encryption is configured.
     func bindParameters(_ json: [UInt8]?, id: UUID, slot: ParameterCipher.Slot, cipher: ParameterCipher?, at index: Int32) throws(SQLiteError) {
         guard let cipher, let json else { return try bindText(json, at: index) }
-        let sealed: [UInt8]
-        do { sealed = try cipher.seal(json, id: id, slot: slot) } catch {
-            throw SQLiteError(code: 1, message: "encryption: \(error)")
-        }
-        try bindBlob(sealed, at: index)
+        try bindBlob(try cipher.sealForStorage(json, id: id, slot: slot), at: index)
     }
 
     /// Reads the columns of every table's upload queries, the same layout for every kind (NULL
@@ -69,4 +65,3 @@ extension SQLiteStatement {
         if let origin = event.draft.link?.webOrigin { try bind(origin, at: index + 2) } else { try bindNull(at: index + 2) }
     }
 }
-

@@ -97,9 +97,7 @@ final class PointEventTable: EventTable {
             if let json = rows[row].event.draft.parameters {
                 slice.parameters = arena.count
                 if let cipher {
-                    do { arena.append(contentsOf: try cipher.seal(json, id: rows[row].event.id, slot: .parameters)) } catch {
-                        throw SQLiteError(code: 1, message: "encryption: \(error)")
-                    }
+                    arena.append(contentsOf: try cipher.sealForStorage(json, id: rows[row].event.id, slot: .parameters))
                 } else {
                     arena.append(contentsOf: json)
                 }
