@@ -10,8 +10,20 @@ struct ParameterEncoder: Sendable {
 
     /// Returns the JSON encoding, or `nil` for no parameters.
     func encode(_ parameters: LogParameters) throws(NFLoggerError) -> [UInt8]? {
+        var writer = makeWriter()
+        return try encode(parameters, using: &writer)
+    }
+
+    /// A writer for ``encode(_:using:)``, reused from one event to the next.
+    func makeWriter() -> JSONWriter {
+        JSONWriter(capacity: 256, maxBytes: maxBytes)
+    }
+
+    /// ``encode(_:)`` through `writer`'s memory (emptied first): a run of events allocates only
+    /// the arrays it returns.
+    func encode(_ parameters: LogParameters, using writer: inout JSONWriter) throws(NFLoggerError) -> [UInt8]? {
         if parameters.isEmpty { return nil }
-        var writer = JSONWriter(capacity: 16 + parameters.count * 32, maxBytes: maxBytes)
+        writer.removeAll()
         do {
             try writer.writeObject(depth: 1) { (writer: inout JSONWriter) throws(ParameterFailure) in
                 var first = true
@@ -65,13 +77,13 @@ extension JSONWriter {
         case .null: writeLiteral("null")
         case .array(let elements):
             try checkDepth(depth)
-            bytes.append(UInt8(ascii: "["))
+            writeByte(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                if index > 0 { writeByte(UInt8(ascii: ",")) }
                 do { try writeValue(element, depth: depth + 1) } catch { throw error.under("[\(index)]") }
                 try checkSize()
             }
-            bytes.append(UInt8(ascii: "]"))
+            writeByte(UInt8(ascii: "]"))
         case .object(let members):
             try writeMembers(members, depth: depth)
         }
@@ -92,9 +104,9 @@ extension JSONWriter {
     /// `{`, what `body` writes, `}`, for an object at `depth`.
     mutating func writeObject(depth: Int, _ body: (inout JSONWriter) throws(ParameterFailure) -> Void) throws(ParameterFailure) {
         try checkDepth(depth)
-        bytes.append(UInt8(ascii: "{"))
+        writeByte(UInt8(ascii: "{"))
         try body(&self)
-        bytes.append(UInt8(ascii: "}"))
+        writeByte(UInt8(ascii: "}"))
     }
 
     /// One member of an object at `depth`, with the key checks every object shares.
@@ -114,9 +126,9 @@ extension JSONWriter {
     }
 
     func checkSize() throws(ParameterFailure) {
-        if bytes.count > maxBytes {
+        if count > maxBytes {
             // The real size is unknown (we stopped early); report what was written so far.
-            throw ParameterFailure(path: [], reason: "", tooLarge: (bytes.count, maxBytes))
+            throw ParameterFailure(path: [], reason: "", tooLarge: (count, maxBytes))
         }
     }
 }

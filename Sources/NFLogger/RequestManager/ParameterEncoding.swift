@@ -36,9 +36,10 @@ enum ParameterEncoding {
 
         func encode(_ range: Range<Int>, _ encoder: ParameterEncoder) -> [Int: NFLoggerError] {
             var failures: [Int: NFLoggerError] = [:]
+            var writer = encoder.makeWriter()
             for index in range where !buffer[index].parameters.isEmpty {
                 do {
-                    buffer[index].request.setParameters(try encoder.encode(buffer[index].parameters))
+                    buffer[index].request.setParameters(try encoder.encode(buffer[index].parameters, using: &writer))
                 } catch {
                     failures[index] = error
                 }
