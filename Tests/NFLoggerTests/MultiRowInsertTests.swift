@@ -50,4 +50,50 @@ struct MultiRowInsertTests {
         }
         await logger.close()
     }
+
+    @Test("One drain that alternates plain events with events in a transaction (the two column lists, in runs of 1 to 70) stores each with its own transaction columns, and row ids in call order")
+    func plainAndLinkedRowsInOneDrain() async throws {
+        let directory = TemporaryDirectory()
+        let transport = RecordingTransport()
+        var configuration = transport.configuration(databaseDirectory: directory.url)
+        configuration.policyURL = nil
+        configuration.upload.countThreshold = 10_000
+        configuration.limits.busyTimeout = hangLimitSeconds
+        let logger = try NFLogger(configuration: configuration)
+        let (transaction, started) = await logger.beginTransaction(name: "checkout")
+        #expect(started.isRecorded)
+        let lock = try HeldWriteLock(configuration.databaseURL)
+        let statuses = StatusLog()
+        // Runs of plain and linked events, of lengths crossing the 64- and 16-row statements.
+        var linked: [String: Bool] = [:]
+        var order: [String] = []
+        var index = 0
+        for (run, length) in [1, 70, 3, 17, 64, 2, 1, 20].enumerated() {
+            for _ in 0..<length {
+                let name = "e.\(index)"
+                let inTransaction = run % 2 == 1
+                linked[name] = inTransaction
+                order.append(name)
+                if inTransaction {
+                    transaction.logEvent(name: name, parameters: ["index": index], completion: statuses.completion)
+                } else {
+                    logger.logEvent(name: name, parameters: ["index": index], completion: statuses.completion)
+                }
+                index += 1
+            }
+        }
+        lock.release()
+        await statuses.wait(for: order.count)
+        #expect(statuses.statuses.allSatisfy { $0.isRecorded })
+        #expect(await logger.flush().error == nil)
+        let events = transport.events.filter { $0.name.hasPrefix("e.") }
+        #expect(events.map(\.name) == order)
+        for event in events {
+            let want = linked[event.name] ?? false
+            #expect(event.transactionID == (want ? transaction.id : nil), "\(event.name)")
+            #expect((event.parentSpanID != nil) == want, "\(event.name)")
+            #expect(event.parameters["index"] == .integer(Int64(event.name.dropFirst(2)) ?? -1), "\(event.name)")
+        }
+        await logger.close()
+    }
 }

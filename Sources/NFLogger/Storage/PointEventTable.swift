@@ -8,26 +8,43 @@ final class PointEventTable: EventTable {
     let timeColumn = "timestamp_ms"
     let readyCondition = ""
     private let connection: SQLiteConnection
-    private let insertStatement: SQLiteStatement
-    /// Multi-row statements, largest first: ``rowsPerInsert`` rows, then a quarter as many. A
-    /// statement's run has a fixed cost (cursors opened and closed on the table and each index,
-    /// the statement's end) that one row per run paid in full.
-    private let insertManyStatements: [(rows: Int, statement: SQLiteStatement)]
+    /// The statements for rows that keep the last four columns' defaults, and for any row.
+    private let plain: Statements
+    private let full: Statements
     private let cipher: ParameterCipher?
     /// The rows the largest multi-row insert takes; the writer hands rows over in runs this long.
     static let rowsPerInsert = 64
-    private static let columns = "(uuid, session_id, name, type, parameters, timestamp_ms, priority, held, transaction_id, parent_span, web_origin)"
-    private static let rowPlaceholders = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    private static let columnCount: Int32 = 11
+
+    /// One column list's inserts: multi-row statements, largest first (``rowsPerInsert`` rows,
+    /// then a quarter as many), and a one-row statement for the rest. A statement's run has a
+    /// fixed cost (cursors opened and closed on the table and each index, the statement's end)
+    /// that one row per run paid in full.
+    private struct Statements {
+        let columnCount: Int32
+        let many: [(rows: Int, statement: SQLiteStatement)]
+        let one: SQLiteStatement
+
+        init(_ connection: SQLiteConnection, columns: [String]) throws(SQLiteError) {
+            columnCount = Int32(columns.count)
+            let list = "(" + columns.joined(separator: ", ") + ")"
+            let placeholders = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+            one = try connection.prepare("INSERT INTO point_events \(list) VALUES \(placeholders)")
+            many = try [PointEventTable.rowsPerInsert, PointEventTable.rowsPerInsert / 4].map { (count) throws(SQLiteError) in
+                let rows = Array(repeating: placeholders, count: count).joined(separator: ", ")
+                return (count, try connection.prepare("INSERT INTO point_events \(list) VALUES \(rows)"))
+            }
+        }
+    }
+
+    /// Every row binds these; ``full`` binds ``extraColumns`` after them.
+    private static let plainColumns = ["uuid", "session_id", "name", "type", "parameters", "timestamp_ms", "priority"]
+    private static let extraColumns = ["held", "transaction_id", "parent_span", "web_origin"]
 
     init(connection: SQLiteConnection, cipher: ParameterCipher?) throws(SQLiteError) {
         self.connection = connection
         self.cipher = cipher
-        insertStatement = try connection.prepare("INSERT INTO point_events \(Self.columns) VALUES \(Self.rowPlaceholders)")
-        insertManyStatements = try [Self.rowsPerInsert, Self.rowsPerInsert / 4].map { (count) throws(SQLiteError) in
-            let rows = Array(repeating: Self.rowPlaceholders, count: count).joined(separator: ", ")
-            return (count, try connection.prepare("INSERT INTO point_events \(Self.columns) VALUES \(rows)"))
-        }
+        plain = try Statements(connection, columns: Self.plainColumns)
+        full = try Statements(connection, columns: Self.plainColumns + Self.extraColumns)
     }
 
     /// A row to insert: the event, its session's row id, its priority.
@@ -37,22 +54,39 @@ final class PointEventTable: EventTable {
         let priority: Int
     }
 
+    /// Whether the row's last four columns keep their defaults (not held, no transaction, parent
+    /// span or web origin), as most rows do: then it binds seven parameters, not eleven.
+    private static func isPlain(_ row: Row) -> Bool {
+        !row.event.held && row.event.draft.link == nil
+    }
+
     func insert(_ event: EventRecord, sessionRowID: Int64, priority: Int) throws(SQLiteError) {
         try insert([Row(event: event, sessionRowID: sessionRowID, priority: priority)][...])
     }
 
-    /// Inserts `rows` in order (their row ids ascend in that order), as many to a statement as
-    /// the largest multi-row statement that fits takes, the rest one each.
+    /// Inserts `rows` in order (their row ids ascend in that order): each run of plain or other
+    /// rows through its statements, as many to a statement as the largest that fits takes, the
+    /// rest one each.
     func insert(_ rows: ArraySlice<Row>) throws(SQLiteError) {
         var rest = rows
-        for (count, statement) in insertManyStatements {
+        while let first = rest.first {
+            let isPlain = Self.isPlain(first)
+            let end = rest.firstIndex { Self.isPlain($0) != isPlain } ?? rest.endIndex
+            try insert(run: rest[..<end], isPlain ? plain : full)
+            rest = rest[end...]
+        }
+    }
+
+    private func insert(run rows: ArraySlice<Row>, _ statements: Statements) throws(SQLiteError) {
+        var rest = rows
+        for (count, statement) in statements.many {
             while rest.count >= count {
-                try bindAndRun(rest.prefix(count), statement)
+                try bindAndRun(rest.prefix(count), statement, columnCount: statements.columnCount)
                 rest = rest.dropFirst(count)
             }
         }
         for index in rest.indices {
-            try bindAndRun(rest[index...index], insertStatement)
+            try bindAndRun(rest[index...index], statements.one, columnCount: statements.columnCount)
         }
     }
 
@@ -71,7 +105,7 @@ final class PointEventTable: EventTable {
 
     /// Binds `rows` (each `columnCount` parameters after the last) and runs the statement. The
     /// texts and blobs are copied into one buffer, lent to SQLite, not copied again by it.
-    private func bindAndRun(_ rows: ArraySlice<Row>, _ statement: SQLiteStatement) throws(SQLiteError) {
+    private func bindAndRun(_ rows: ArraySlice<Row>, _ statement: SQLiteStatement, columnCount: Int32) throws(SQLiteError) {
         // Worked on as locals and put back after: a class's stored arrays are checked for
         // exclusive access on every use, which cost more than the copying.
         var arena: [UInt8] = []
@@ -116,9 +150,11 @@ final class PointEventTable: EventTable {
                 try lent.bind(offset: slice.parameters, count: slice.parametersCount, asText: asText, at: offset + 5)
                 try statement.bind(rows[row].event.draft.wallMilliseconds, at: offset + 6)
                 try statement.bind(Int64(rows[row].priority), at: offset + 7)
-                try statement.bind(Int64(rows[row].event.held ? 1 : 0), at: offset + 8)
-                try statement.bindTransaction(of: rows[row].event, at: offset + 9)
-                offset += Self.columnCount
+                if columnCount > 7 {
+                    try statement.bind(Int64(rows[row].event.held ? 1 : 0), at: offset + 8)
+                    try statement.bindTransaction(of: rows[row].event, at: offset + 9)
+                }
+                offset += columnCount
             }
             try statement.run()
         }
