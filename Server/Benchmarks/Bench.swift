@@ -107,7 +107,10 @@ struct Run: AsyncParsableCommand {
 
     /// What an event costs the app's whole process, all threads (callgrind): logged as apps
     /// write it, committed, nothing uploaded. `disabled_beyond_harness` is Disabled mode less the
-    /// same loop with the call replaced by one that runs the completion at once. Then what
+    /// same loop with the call replaced by one that runs the completion at once;
+    /// `disabled_queued_beyond_harness` the same with the completion queue held through the loop
+    /// (one hop for all: the figure repeats, where an idle completion thread's wakes follow the
+    /// scheduler). Then what
     /// delivering it to a collector (this process's, on 127.0.0.1) adds to the app's process.
     private func deviceCost(_ report: inout Report) async throws {
         let calls = quick ? 2_000 : 20_000
@@ -118,12 +121,14 @@ struct Run: AsyncParsableCommand {
         }
         let active = counts["whole-active"] ?? 0, disabled = counts["whole-disabled"] ?? 0
         let harness = counts["whole-harness"] ?? 0, app = counts["app"] ?? 0
+        let disabledQueued = counts["whole-disabled-queued"] ?? 0
         report.add("device_cost_instructions_per_event", active)
         report.add("device_cost_disabled_instructions_per_event", disabled)
         report.add("device_cost_harness_instructions_per_event", harness)
         report.add("device_cost_disabled_beyond_harness", disabled - harness)
+        report.add("device_cost_disabled_queued_beyond_harness", disabledQueued - harness)
         report.add("device_cost_app_call_instructions", app)
-        report.lines.append(padded("device cost, whole process:") + "\(Int(active)) instructions/event committed · disabled \(Int(disabled)) (the app's own loop: \(Int(harness)), so disabled costs \(Int(disabled - harness)) more)")
+        report.lines.append(padded("device cost, whole process:") + "\(Int(active)) instructions/event committed · disabled \(Int(disabled)) (the app's own loop: \(Int(harness)), so disabled costs \(Int(disabled - harness)) more; \(Int(disabledQueued - harness)) more with the completion queue busy through the loop)")
         report.lines.append(padded("log call as apps write it:") + "\(Int(app)) instructions on the caller's thread (literal parameters, a completion)")
         note("   device cost: delivery, whole-process instructions per event (callgrind, \(calls) events)…")
         if let delivery = try await Phases.deliveryCost(calls: calls, active: active) {

@@ -27,7 +27,7 @@ enum InstructionCount {
     static func deviceCost(calls: Int) throws -> [String: Double]? {
         try counting { counter in
             var counts: [String: Double] = [:]
-            for mode in ["whole-active", "whole-disabled", "whole-harness"] {
+            for mode in ["whole-active", "whole-disabled", "whole-disabled-queued", "whole-harness"] {
                 let events = try counter.count(calls: calls, mode: mode, only: nil)
                 let none = try counter.count(calls: 0, mode: mode, only: nil)
                 counts[mode] = Double(events - none) / Double(calls)

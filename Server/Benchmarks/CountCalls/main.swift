@@ -13,6 +13,10 @@
 // - `whole-deliver`: `whole-active`, then every event uploaded (`flush`) to the collector at
 //   `NFLOG_COUNT_COLLECTOR` (with the key in `NFLOG_COUNT_KEY`), which runs in another process,
 //   so only the app's side of delivery is counted. Less `whole-active`: what delivery costs.
+// - `whole-disabled-queued`: `whole-disabled` with the completion queue (the configuration's)
+//   held until the loop ends, as the main queue is while a loop on it runs: the completions wait
+//   and run in one hop, so the count is the same from run to run; with an idle completion thread,
+//   how often it wakes depends on the scheduler (valgrind's too).
 // - `whole-harness`: the same loop with the logger's call replaced by a function that runs the
 //   completion at once: what the app's side of each call costs (its literal, its closure).
 // - `idle`: CALLS is seconds. A logger with an upload URL (a port nothing listens on) and
@@ -59,7 +63,7 @@ final class Completions: Sendable {
     func wait() { if expected > 0 { allDone.wait() } }
 }
 
-let modes = ["active", "disabled", "app", "whole-active", "whole-disabled", "whole-deliver", "whole-harness", "idle"]
+let modes = ["active", "disabled", "app", "whole-active", "whole-disabled", "whole-disabled-queued", "whole-deliver", "whole-harness", "idle"]
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let calls = Int(arguments[1]), calls >= 0, modes.contains(arguments[2]) else {
     FileHandle.standardError.write(Data("usage: nflog-count-calls CALLS \(modes.joined(separator: "|"))\n".utf8))
@@ -72,7 +76,10 @@ defer { try? FileManager.default.removeItem(at: directory) }
 var configuration = Configuration(databaseURL: directory.appendingPathComponent("events.sqlite"), appID: "com.example.bench", appVersion: "1.0")
 configuration.limits.maxPendingEvents = calls + 10_000
 configuration.limits.maxPendingBytes = max(16 << 20, (calls + 10_000) * 400)
-configuration.mode = mode.hasSuffix("disabled") ? .disabled : .active
+configuration.mode = mode.contains("disabled") ? .disabled : .active
+/// The app's queue for completions in `whole-disabled-queued`, held through the loop.
+let completionQueue = DispatchQueue(label: "nflog-count-calls.completions")
+if mode == "whole-disabled-queued" { configuration.completionQueue = completionQueue }
 if mode == "idle" {
     configuration.uploadURL = URL(string: "http://127.0.0.1:9/v1/events")
     configuration.appKey = "idle-key"
@@ -113,6 +120,12 @@ case "active", "disabled":
 case "whole-harness":
     let completions = Completions(expected: calls)
     for index in 0..<calls { harnessCall(index, completions) }
+    completions.wait()
+case "whole-disabled-queued":
+    let completions = Completions(expected: calls)
+    completionQueue.suspend()
+    for index in 0..<calls { appCall(logger, index, completions) }
+    completionQueue.resume()
     completions.wait()
 default:
     let completions = Completions(expected: calls)
