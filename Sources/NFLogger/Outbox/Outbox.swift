@@ -47,7 +47,12 @@ final class Outbox {
         hold = try UploadHold(connection: connection, output: output)
         pendingBatch = try connection.prepare("SELECT id, uuid, context_id, diagnostics FROM upload_batches WHERE output = \(output) ORDER BY id")
         latestContext = try connection.prepare("SELECT id FROM contexts ORDER BY id DESC LIMIT 1")
-        insertBatch = try connection.prepare("INSERT INTO upload_batches (uuid, context_id, created_ms, output) VALUES (?, ?, ?, \(output)) RETURNING id")
+        // With the first and last row id of each table the batch holds (BatchRange).
+        let rangeColumns = RecordKind.allCases.flatMap { [BatchRange.columns($0).first, BatchRange.columns($0).last] }
+        insertBatch = try connection.prepare("""
+            INSERT INTO upload_batches (uuid, context_id, created_ms, output, \(rangeColumns.joined(separator: ", ")))
+            VALUES (?, ?, ?, \(output), \(Array(repeating: "?", count: rangeColumns.count).joined(separator: ", "))) RETURNING id
+            """)
         deleteBatch = try connection.prepare("DELETE FROM upload_batches WHERE id = ?")
         countAttempt = try connection.prepare("UPDATE upload_batches SET attempts = attempts + 1 WHERE id = ?")
         session = try connection.prepare("SELECT uuid, started_ms, ended_ms FROM sessions WHERE id = ?")
@@ -55,12 +60,9 @@ final class Outbox {
         maxPointID = try connection.prepare("SELECT coalesce(max(id), 0) FROM point_events")
         maxSpanID = try connection.prepare("SELECT coalesce(max(id), 0) FROM span_events")
         maxAggregateID = try connection.prepare("SELECT coalesce(max(id), 0) FROM aggregate_events WHERE end_ms IS NOT NULL")
+        let counts = tables.all.map { "(SELECT count(*) FROM \($0.tableName) WHERE \(BatchRange.rows(of: $0.kind, inBatch: "?1")))" }
         batchShape = try connection.prepare(output == 0
-            ? """
-              SELECT uuid, (SELECT count(*) FROM point_events WHERE batch_id = ?1) + (SELECT count(*) FROM span_events WHERE batch_id = ?1)
-                           + (SELECT count(*) FROM aggregate_events WHERE batch_id = ?1)
-              FROM upload_batches WHERE id = ?1
-              """
+            ? "SELECT uuid, \(counts.joined(separator: " + ")) FROM upload_batches WHERE id = ?1"
             : "SELECT uuid, (SELECT count(*) FROM deliveries WHERE batch = ?1) FROM upload_batches WHERE id = ?1")
     }
 
@@ -149,16 +151,20 @@ final class Outbox {
             chosen.append(event)
             encoded.append(json)
         }
-        let (id, rowID) = try insertBatchRow(contextRowID: contextRowID, now: now)
+        // Each table's share: how many rows, and the range of ids they span (which the batch records).
+        var shares = Array(repeating: (count: 0, first: Int64.max, last: Int64.min), count: RecordKind.allCases.count)
+        for index in chosen.indices {
+            let (kind, row) = (Int(chosen[index].kind.code), chosen[index].rowID)
+            shares[kind] = (shares[kind].count + 1, min(shares[kind].first, row), max(shares[kind].last, row))
+        }
+        var ranges: [RecordKind: ClosedRange<Int64>] = [:]
+        for kind in RecordKind.allCases where shares[Int(kind.code)].count > 0 {
+            ranges[kind] = shares[Int(kind.code)].first...shares[Int(kind.code)].last
+        }
+        let (id, rowID) = try insertBatchRow(contextRowID: contextRowID, now: now, ranges: ranges)
         for lane in lanes {
-            var count = 0, first = Int64.max, last = Int64.min
-            for index in chosen.indices where chosen[index].kind == lane.kind {
-                count += 1
-                first = min(first, chosen[index].rowID)
-                last = max(last, chosen[index].rowID)
-            }
-            guard count > 0 else { continue }
-            try lane.assignReady(contextRowID: contextRowID, count: count, rows: first...last, toBatch: rowID)
+            guard let rows = ranges[lane.kind] else { continue }
+            try lane.assignReady(contextRowID: contextRowID, count: shares[Int(lane.kind.code)].count, rows: rows, toBatch: rowID)
         }
         let diagnostics = output == 0 ? try self.diagnostics.take(into: rowID) : nil
         return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: chosen, now: now, encoded: encoded,
@@ -202,12 +208,20 @@ final class Outbox {
         return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: [], now: now, encoded: [], diagnostics: diagnostics)
     }
 
-    /// A new `upload_batches` row with a fresh batch id.
-    private func insertBatchRow(contextRowID: Int64, now: Int64) throws(SQLiteError) -> (id: UUID, rowID: Int64) {
+    /// A new `upload_batches` row with a fresh batch id, recording the range of row ids it holds
+    /// in each table (none where `ranges` has no entry).
+    private func insertBatchRow(contextRowID: Int64, now: Int64, ranges: [RecordKind: ClosedRange<Int64>] = [:]) throws(SQLiteError) -> (id: UUID, rowID: Int64) {
         let id = UUID()
         try insertBatch.bind(id, at: 1)
         try insertBatch.bind(contextRowID, at: 2)
         try insertBatch.bind(now, at: 3)
+        var index: Int32 = 4
+        for kind in RecordKind.allCases {
+            let bounds = ranges[kind].map { ($0.lowerBound, $0.upperBound) } ?? BatchRange.none
+            try insertBatch.bind(bounds.0, at: index)
+            try insertBatch.bind(bounds.1, at: index + 1)
+            index += 2
+        }
         guard let rowID = try insertBatch.collect({ $0.int64(at: 0) }).first else {
             throw SQLiteError(code: 1, message: "inserting an upload batch returned no row id")
         }

@@ -47,7 +47,11 @@ final class OutputLane {
                        - (SELECT count(*) FROM \(name) WHERE batch_id = 0 AND held = 0)
                   """
                 : "SELECT count(*) FROM \(name) e WHERE (e.batch_id > 0 OR (e.batch_id IS NULL AND e.\(condition))) AND e.held = 0")
-            inBatch = try connection.prepare("SELECT e.id, \(columns) FROM \(name) e WHERE e.batch_id = ? ORDER BY e.id")
+            // A batch's rows by its recorded range (BatchRange): no index on batch_id to keep.
+            let batchRows = BatchRange.rows(of: kind, inBatch: "?1")
+            inBatch = try connection.prepare("""
+                SELECT e.id, \(columns) FROM \(name) e WHERE \(BatchRange.rows(of: kind, inBatch: "?1", alias: "e.")) ORDER BY e.id
+                """)
             // A batch's rows are the first ready rows of its context (see assignReady), so the
             // context's ready rows between its first and last id are exactly they: a range of the
             // table, without a subquery to order and count them.
@@ -55,13 +59,13 @@ final class OutputLane {
                 UPDATE \(name) SET batch_id = ?1 WHERE id BETWEEN ?4 AND ?5 AND batch_id IS NULL AND held = 0\(condition.isEmpty ? "" : " AND \(condition)")
                     AND session_id IN (SELECT id FROM sessions WHERE context_id = ?2)
                 """)
-            releaseBatch = try connection.prepare("UPDATE \(name) SET batch_id = NULL WHERE batch_id = ?")
+            releaseBatch = try connection.prepare("UPDATE \(name) SET batch_id = NULL WHERE \(batchRows)")
             upTo = try connection.prepare("SELECT EXISTS (SELECT 1 FROM \(name) e WHERE e.id <= ?1 AND e.batch_id IS NOT 0\(extra))")
             let owed = "EXISTS (SELECT 1 FROM deliveries d WHERE d.kind = \(kind.code) AND d.row = \(name).id)"
             settleBatch = tracksOthers
-                ? [try connection.prepare("UPDATE \(name) SET batch_id = 0 WHERE batch_id = ?1 AND \(owed)"),
-                   try connection.prepare("DELETE FROM \(name) WHERE batch_id = ?1")]
-                : [try connection.prepare("DELETE FROM \(name) WHERE batch_id = ?1")]
+                ? [try connection.prepare("UPDATE \(name) SET batch_id = 0 WHERE \(batchRows) AND \(owed)"),
+                   try connection.prepare("DELETE FROM \(name) WHERE \(batchRows)")]
+                : [try connection.prepare("DELETE FROM \(name) WHERE \(batchRows)")]
             removeRow = tracksOthers
                 ? [try connection.prepare("UPDATE \(name) SET batch_id = 0 WHERE id = ?1 AND \(owed)"),
                    try connection.prepare("DELETE FROM \(name) WHERE id = ?1 AND batch_id IS NOT 0")]
@@ -136,7 +140,8 @@ final class OutputLane {
     }
 
     /// Puts the first `count` rows that ``ready(contextRowID:limit:)`` returns, whose ids span
-    /// `rows`, into a batch, in one statement in the same transaction. The collector's lane marks
+    /// `rows`, into a batch, in one statement in the same transaction; the batch's row records
+    /// `rows` already (``BatchRange``). The collector's lane marks
     /// the context's ready rows within `rows` (the first `count` ready rows are all of those);
     /// another output's lane marks the first `count` ready rows again.
     func assignReady(contextRowID: Int64, count: Int, rows: ClosedRange<Int64>, toBatch batchRowID: Int64) throws(SQLiteError) {

@@ -50,9 +50,15 @@ final class Pruner {
             INSERT INTO pruned_totals (name, count) VALUES (?, ?)
             ON CONFLICT (name) DO UPDATE SET count = count + excluded.count
             """)
+        // The collector's batches' rows by each batch's recorded ranges (BatchRange), batch by batch.
+        let inCollectorBatches = Self.tables.map { kind, table in
+            """
+            (SELECT count(*) FROM upload_batches b CROSS JOIN \(table.name) e
+             WHERE b.output = 0 AND \(BatchRange.rows(of: kind, inBatch: "b.id", alias: "e.")))
+            """
+        }
         countInBatches = try connection.prepare("""
-            SELECT (SELECT count(*) FROM point_events WHERE batch_id > 0) + (SELECT count(*) FROM span_events WHERE batch_id > 0)
-                 + (SELECT count(*) FROM aggregate_events WHERE batch_id > 0)
+            SELECT \(inCollectorBatches.joined(separator: " + "))
                  + (SELECT count(*) FROM deliveries WHERE batch IS NOT NULL)
             """)
         pageCount = try connection.prepare("PRAGMA page_count")

@@ -9,7 +9,7 @@ enum EventKind: String, Sendable {
 
 /// The kinds of record the database keeps for upload: the app's events, and the aggregates
 /// that events matching a policy's `rules.aggregate` are folded into. Each has its own table.
-enum RecordKind: String, Sendable {
+enum RecordKind: String, Sendable, CaseIterable {
     case point
     case span
     case aggregate
