@@ -33,6 +33,9 @@ public import Foundation
     /// Forgets what was written and keeps the memory, for the next document.
     @_spi(NFLogShared) public mutating func removeAll() { count = 0 }
 
+    /// Forgets what was written after the first `length` bytes (a piece that did not fit).
+    @_spi(NFLogShared) public mutating func truncate(to length: Int) { count = max(0, min(count, length)) }
+
     /// Where the next `extra` bytes go; there is room for them. The caller stores at most that
     /// many and moves ``count`` past them.
     @inline(__always)

@@ -137,20 +137,26 @@ final class Outbox {
         // Take events, oldest first, until the count or the byte bound (at least one, whatever its size).
         var sessions: [Int64: UUID] = [:]
         var chosen: [StoredEvent] = []
-        var encoded: [[UInt8]] = []
+        var writer = JSONWriter(capacity: 64 << 10)
+        var ends: [Int] = []
         var bytes = BatchEncoder.envelopeAllowance
         for event in candidates.prefix(maxEvents) {
             let isNewSession = sessions[event.sessionRowID] == nil
             // The protocol allows 1000 sessions per batch; each adds an entry to the envelope.
             if isNewSession && sessions.count >= BatchEncoder.maxSessions { break }
             let sessionID = try sessionUUID(event.sessionRowID, cache: &sessions)
-            let json = BatchEncoder.event(event, session: sessionID)
-            let cost = json.count + 1 + (isNewSession ? BatchEncoder.sessionEntryBytes : 0)
-            if !chosen.isEmpty && bytes + cost > maxBytes { break }
+            let start = writer.count
+            BatchEncoder.event(event, session: sessionID, into: &writer)
+            let cost = writer.count - start + 1 + (isNewSession ? BatchEncoder.sessionEntryBytes : 0)
+            if !chosen.isEmpty && bytes + cost > maxBytes {
+                writer.truncate(to: start)
+                break
+            }
             bytes += cost
             chosen.append(event)
-            encoded.append(json)
+            ends.append(writer.count)
         }
+        let encoded = EncodedEvents(bytes: writer.bytes, ends: ends)
         // Each table's share: how many rows, and the range of ids they span (which the batch records).
         var shares = Array(repeating: (count: 0, first: Int64.max, last: Int64.min), count: RecordKind.allCases.count)
         for index in chosen.indices {
@@ -205,7 +211,7 @@ final class Outbox {
               let contextRowID = try latestContext.collect({ $0.int64(at: 0) }).first else { return nil }
         let (id, rowID) = try insertBatchRow(contextRowID: contextRowID, now: now)
         let diagnostics = try self.diagnostics.take(into: rowID)
-        return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: [], now: now, encoded: [], diagnostics: diagnostics)
+        return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: [], now: now, encoded: EncodedEvents(), diagnostics: diagnostics)
     }
 
     /// A new `upload_batches` row with a fresh batch id, recording the range of row ids it holds
@@ -258,7 +264,7 @@ final class Outbox {
     }
 
     private func encode(rowID: Int64, id: UUID, contextRowID: Int64, events: [StoredEvent], now: Int64,
-                        encoded: [[UInt8]]? = nil, diagnostics: [UInt8]?) throws(SQLiteError) -> OutgoingBatch {
+                        encoded: EncodedEvents? = nil, diagnostics: [UInt8]?) throws(SQLiteError) -> OutgoingBatch {
         try context.bind(contextRowID, at: 1)
         let json = try context.collect { $0.text(at: 0) }.first ?? nil
         let properties = json.flatMap { try? JSONDecoder().decode(StandardProperties.self, from: Data($0.utf8)) }
@@ -273,14 +279,24 @@ final class Outbox {
             sessionIDs[rowID] = id
             sessionInfos.append(.init(id: id, started: row?.1 ?? 0, ended: row?.2))
         }
-        let eventJSON = encoded ?? events.map { BatchEncoder.event($0, session: sessionIDs[$0.sessionRowID] ?? .nilUUID) }
+        let eventJSON = encoded ?? Self.encode(events, sessions: sessionIDs)
         // Aggregates are a record kind of their own on the wire, listed after the events.
         let isAggregate = events.map { $0.kind == .aggregate }
         let body = BatchEncoder.batch(id: id, sentAt: now, properties: properties, sessions: sessionInfos,
-                                      events: zip(eventJSON, isAggregate).filter { !$0.1 }.map(\.0),
-                                      aggregates: zip(eventJSON, isAggregate).filter { $0.1 }.map(\.0),
-                                      diagnostics: diagnostics)
-        return OutgoingBatch(rowID: rowID, id: id, events: events, body: body, encodedEvents: eventJSON, diagnostics: diagnostics)
+                                      encoded: eventJSON, isAggregate: isAggregate, diagnostics: diagnostics)
+        return OutgoingBatch(rowID: rowID, id: id, events: events, body: body, encoded: eventJSON, diagnostics: diagnostics)
+    }
+
+    /// The events' JSON, one after another (a batch read again for its retry).
+    private static func encode(_ events: [StoredEvent], sessions: [Int64: UUID]) -> EncodedEvents {
+        var writer = JSONWriter(capacity: 4_096)
+        var ends: [Int] = []
+        ends.reserveCapacity(events.count)
+        for index in events.indices {
+            BatchEncoder.event(events[index], session: sessions[events[index].sessionRowID] ?? .nilUUID, into: &writer)
+            ends.append(writer.count)
+        }
+        return EncodedEvents(bytes: writer.bytes, ends: ends)
     }
 
     /// The output has the batch: its events are done for it, and leave the device unless another

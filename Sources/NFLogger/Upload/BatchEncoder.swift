@@ -14,9 +14,16 @@ enum BatchEncoder {
     /// One event's JSON object (or an aggregate's). Stored parameters are already JSON objects and
     /// are copied verbatim.
     static func event(_ event: StoredEvent, session: UUID) -> [UInt8] {
-        if event.kind == .aggregate { return aggregate(event, session: session) }
-        // Each separator and key is one literal: an append costs more than the bytes it copies.
         var out = JSONWriter(capacity: 160 + (event.parameters?.count ?? 0) + (event.endParameters?.count ?? 0), maxBytes: .max)
+        self.event(event, session: session, into: &out)
+        return out.bytes
+    }
+
+    /// ``event(_:session:)`` written at the end of `out`: a batch's events go one after another
+    /// into one writer (``EncodedEvents``), not each into an array of its own.
+    static func event(_ event: StoredEvent, session: UUID, into out: inout JSONWriter) {
+        if event.kind == .aggregate { return aggregate(event, session: session, into: &out) }
+        // Each separator and key is one literal: a write costs more than the bytes it copies.
         out.writeLiteral(#"{"uuid":"#); out.writeUUID(event.id)
         out.writeLiteral(#","session":"#); out.writeUUID(session)
         out.writeLiteral(#","name":"#); out.writeString(event.name)
@@ -48,14 +55,12 @@ enum BatchEncoder {
             out.writeLiteral(#","end_parameters":"#); out.writeRaw(endParameters)
         }
         out.writeLiteral("}")
-        return out.bytes
     }
 
     /// An aggregate's JSON object: its identity and window, then its stored state's members
     /// (`count`, `dimensions`, `overflow`, `measures`) spliced in as they are.
-    static func aggregate(_ event: StoredEvent, session: UUID) -> [UInt8] {
+    private static func aggregate(_ event: StoredEvent, session: UUID, into out: inout JSONWriter) {
         let state = event.parameters ?? Array("{}".utf8)
-        var out = JSONWriter(capacity: 200 + state.count, maxBytes: .max)
         out.writeLiteral("{")
         out.writeKey("uuid"); out.writeUUID(event.id)
         out.writeLiteral(","); out.writeKey("session"); out.writeUUID(session)
@@ -67,11 +72,10 @@ enum BatchEncoder {
         // The state is a JSON object written by JSONEncoder: everything after its `{`.
         if state.count > 2, state.first == UInt8(ascii: "{") {
             out.writeLiteral(",")
-            out.writeRaw(Array(state.dropFirst()))
+            out.writeRaw(state.dropFirst())
         } else {
             out.writeLiteral("}")
         }
-        return out.bytes
     }
 
     /// The bytes the envelope adds around the events (without sessions), at most, for the byte bound.
@@ -81,10 +85,11 @@ enum BatchEncoder {
     /// The protocol's limit on sessions per batch.
     static let maxSessions = 1_000
 
-    /// The whole batch: envelope, context with its sessions, and the already encoded events.
+    /// The whole batch: envelope, context with its sessions, and the already encoded events
+    /// (`encoded`: under `events`, those of events; under `aggregates`, those of aggregates).
     static func batch(id: UUID, sentAt: Int64, properties: StandardProperties, sessions: [SessionInfo],
-                      events: [[UInt8]], aggregates: [[UInt8]] = [], diagnostics: [UInt8]? = nil) -> [UInt8] {
-        var out = JSONWriter(capacity: events.reduce(512) { $0 + $1.count + 1 }, maxBytes: .max)
+                      encoded: EncodedEvents, isAggregate: [Bool], diagnostics: [UInt8]? = nil) -> [UInt8] {
+        var out = JSONWriter(capacity: 512 + encoded.bytes.count + encoded.count, maxBytes: .max)
         out.writeLiteral("{")
         out.writeKey("version"); out.writeInteger(Int64(WireProtocol.version))
         out.writeLiteral(","); out.writeKey("batch_id"); out.writeUUID(id)
@@ -109,22 +114,26 @@ enum BatchEncoder {
         }
         out.writeLiteral("]}")
         out.writeLiteral(","); out.writeKey("events"); out.writeLiteral("[")
-        for (index, event) in events.enumerated() {
-            if index > 0 { out.writeLiteral(",") }
-            out.writeRaw(event)
-        }
+        writeList(encoded, where: isAggregate, is: false, into: &out)
         out.writeLiteral("]")
-        if !aggregates.isEmpty {
+        if isAggregate.contains(true) {
             out.writeLiteral(","); out.writeKey("aggregates"); out.writeLiteral("[")
-            for (index, aggregate) in aggregates.enumerated() {
-                if index > 0 { out.writeLiteral(",") }
-                out.writeRaw(aggregate)
-            }
+            writeList(encoded, where: isAggregate, is: true, into: &out)
             out.writeLiteral("]")
         }
         if let diagnostics { out.writeLiteral(","); out.writeKey("diagnostics"); out.writeRaw(diagnostics) }
         out.writeLiteral("}")
         return out.bytes
+    }
+
+    /// The objects of `encoded` whose `isAggregate` is `wanted`, comma-separated.
+    private static func writeList(_ encoded: EncodedEvents, where isAggregate: [Bool], is wanted: Bool, into out: inout JSONWriter) {
+        var first = true
+        for index in 0..<encoded.count where isAggregate[index] == wanted {
+            if !first { out.writeByte(UInt8(ascii: ",")) }
+            out.writeRaw(encoded[index])
+            first = false
+        }
     }
 
     /// The diagnostic record: events the device dropped, by name, database resets, and events
