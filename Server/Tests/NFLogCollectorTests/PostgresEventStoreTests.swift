@@ -321,6 +321,13 @@ struct PostgresEventStoreTests {
         #expect(url.password == "s3cret" && url.sslMode == "verify-full")
         #expect(try PostgresURL("postgres://h", environment: ["PGPASSWORD": "p"]).password == "p")
     }
+
+    @Test("The pool runs no keep-alive: one started as close() stops the pool can keep its run() from ever returning")
+    func noKeepAlive() throws {
+        let options = try PostgresURL("postgres://u@h/db", environment: [:]).configuration(poolSize: 4).options
+        #expect(options.keepAliveBehavior == nil)
+        #expect(options.maximumConnections == 4)
+    }
 }
 
 @Suite("PostgreSQL's statement timeout")

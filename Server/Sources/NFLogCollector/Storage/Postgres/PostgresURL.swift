@@ -78,6 +78,14 @@ struct PostgresURL: Sendable {
         // (hundreds of functions) took seconds where running it took milliseconds (the report's
         // funnel edges: 8 s of a 20 s report over ten million events). Nothing it runs gains from it.
         configuration.options.additionalStartupParameters = [("jit", "off")]
+        // No pool keep-alive (postgres-nio's default runs `SELECT 1` on a connection idle for 30 s).
+        // A keep-alive that starts as the pool is shut down (``PostgresEventStore/close()``
+        // cancels its run()) can run its query on a connection the shutdown is closing; that
+        // query may never complete, and run() waits for it forever: close() hung with every
+        // thread idle and no session open (postgres-nio 1.33.2). An idle connection is closed
+        // after the pool's idle timeout (60 s) instead of pinged, and a dead one fails the
+        // lease's first query.
+        configuration.options.keepAliveBehavior = nil
         return configuration
     }
 }
