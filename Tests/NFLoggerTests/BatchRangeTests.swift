@@ -47,12 +47,9 @@ struct BatchRangeTests {
         let directory = TemporaryDirectory()
         let batchID = UUID()
         do {
-            let connection = try SQLiteConnection(path: directory.databaseURL.path, busyTimeoutMilliseconds: 1_000)
-            try Schema.migrate(connection, upTo: 11)
             let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let connection = try olderDatabase(at: directory.databaseURL, version: 11, now: now)
             try connection.execute("""
-                INSERT INTO contexts (id, properties) VALUES (1, '{"app_id":"a","app_version":"1","locale":"en","os_name":"Linux","os_version":"6","sdk_name":"NFLogger","sdk_version":"0.0.1"}');
-                INSERT INTO sessions (id, uuid, context_id, started_ms) VALUES (1, randomblob(16), 1, \(now));
                 INSERT INTO upload_batches (id, uuid, context_id, created_ms, attempts) VALUES (7, x'\(batchID.uuidString.replacingOccurrences(of: "-", with: ""))', 1, \(now), 1);
                 INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms, batch_id) VALUES
                     (randomblob(16), 1, 'in.batch.1', 'event', '{"v":1}', \(now), 7),

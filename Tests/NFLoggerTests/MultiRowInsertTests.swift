@@ -6,17 +6,23 @@ import NFLogTestSupport
 
 @Suite("Multi-row inserts with lent bytes store each event's own values, with and without encryption")
 struct MultiRowInsertTests {
-    @Test("One drain of 85 varied events (a 64-row statement, a 16-row one, five single rows; encrypted or not; short and long texts; no parameters) uploads each with its own values, in order",
-          arguments: [false, true])
-    func variedValuesRoundTrip(encrypted: Bool) async throws {
-        let directory = TemporaryDirectory()
-        let transport = RecordingTransport()
+    /// A logger that uploads only when flushed (so a drain's rows stay to be read), to `transport`.
+    static func logger(in directory: TemporaryDirectory, _ transport: RecordingTransport,
+                       encrypted: Bool = false) throws -> (NFLogger, Configuration) {
         var configuration = transport.configuration(databaseDirectory: directory.url)
         configuration.policyURL = nil
         configuration.upload.countThreshold = 10_000
         configuration.limits.busyTimeout = hangLimitSeconds
         if encrypted { configuration.encryptionKey = EncryptionKey.generate() }
-        let logger = try NFLogger(configuration: configuration)
+        return (try NFLogger(configuration: configuration), configuration)
+    }
+
+    @Test("One drain of 85 varied events (a 64-row statement, a 16-row one, five single rows; encrypted or not; short and long texts; no parameters) uploads each with its own values, in order",
+          arguments: [false, true])
+    func variedValuesRoundTrip(encrypted: Bool) async throws {
+        let directory = TemporaryDirectory()
+        let transport = RecordingTransport()
+        let (logger, configuration) = try Self.logger(in: directory, transport, encrypted: encrypted)
         #expect(await logger.logEvent(name: "open.first").isRecorded)
         let lock = try HeldWriteLock(configuration.databaseURL)
         let statuses = StatusLog()
@@ -55,11 +61,7 @@ struct MultiRowInsertTests {
     func plainAndLinkedRowsInOneDrain() async throws {
         let directory = TemporaryDirectory()
         let transport = RecordingTransport()
-        var configuration = transport.configuration(databaseDirectory: directory.url)
-        configuration.policyURL = nil
-        configuration.upload.countThreshold = 10_000
-        configuration.limits.busyTimeout = hangLimitSeconds
-        let logger = try NFLogger(configuration: configuration)
+        let (logger, configuration) = try Self.logger(in: directory, transport)
         let (transaction, started) = await logger.beginTransaction(name: "checkout")
         #expect(started.isRecorded)
         let lock = try HeldWriteLock(configuration.databaseURL)

@@ -218,12 +218,9 @@ struct StorageTests {
     func migrationFromVersion1() async throws {
         let directory = TemporaryDirectory()
         do {
-            let connection = try SQLiteConnection(path: directory.databaseURL.path, busyTimeoutMilliseconds: 1_000)
-            try Schema.migrate(connection, upTo: 1)
             let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let connection = try olderDatabase(at: directory.databaseURL, version: 1, now: now)
             try connection.execute("""
-                INSERT INTO contexts (id, properties) VALUES (1, '{"app_id":"a","app_version":"1","locale":"en","os_name":"Linux","os_version":"6","sdk_name":"NFLogger","sdk_version":"0.0.1"}');
-                INSERT INTO sessions (id, uuid, context_id, started_ms) VALUES (1, randomblob(16), 1, \(now));
                 INSERT INTO point_events (uuid, session_id, name, type, parameters, timestamp_ms) VALUES (randomblob(16), 1, 'old.event', 'event', '{"v":1}', \(now));
                 """)
             #expect(try connection.scalarInt("PRAGMA user_version") == 1)

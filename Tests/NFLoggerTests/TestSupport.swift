@@ -161,3 +161,16 @@ extension TimerClock {
         }
     }
 }
+
+/// A database made by an older SDK: the schema up to `version`, one context and one session (both
+/// row id 1) started at `now`; the caller adds what that SDK had stored.
+func olderDatabase(at url: URL, version: Int32, now: Int64) throws -> SQLiteConnection {
+    let connection = try SQLiteConnection(path: url.path, busyTimeoutMilliseconds: 1_000)
+    try Schema.migrate(connection, upTo: version)
+    try connection.execute("""
+        INSERT INTO contexts (id, properties) VALUES (1, '{"app_id":"a","app_version":"1","locale":"en","os_name":"Linux","os_version":"6","sdk_name":"NFLogger","sdk_version":"0.0.1"}');
+        INSERT INTO sessions (id, uuid, context_id, started_ms) VALUES (1, randomblob(16), 1, \(now));
+        """)
+    return connection
+}
+
