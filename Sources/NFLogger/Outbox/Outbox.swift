@@ -158,19 +158,20 @@ final class Outbox {
         }
         let encoded = EncodedEvents(bytes: writer.bytes, ends: ends)
         // Each table's share: how many rows, and the range of ids they span (which the batch records).
-        var shares = Array(repeating: (count: 0, first: Int64.max, last: Int64.min), count: RecordKind.allCases.count)
-        for index in chosen.indices {
-            let (kind, row) = (Int(chosen[index].kind.code), chosen[index].rowID)
-            shares[kind] = (shares[kind].count + 1, min(shares[kind].first, row), max(shares[kind].last, row))
-        }
-        var ranges: [RecordKind: ClosedRange<Int64>] = [:]
-        for kind in RecordKind.allCases where shares[Int(kind.code)].count > 0 {
-            ranges[kind] = shares[Int(kind.code)].first...shares[Int(kind.code)].last
-        }
-        let (id, rowID) = try insertBatchRow(contextRowID: contextRowID, now: now, ranges: ranges)
+        var shares: [RecordKind: (count: Int, rows: ClosedRange<Int64>)] = [:]
         for lane in lanes {
-            guard let rows = ranges[lane.kind] else { continue }
-            try lane.assignReady(contextRowID: contextRowID, count: shares[Int(lane.kind.code)].count, rows: rows, toBatch: rowID)
+            var count = 0, first = Int64.max, last = Int64.min
+            for index in chosen.indices where chosen[index].kind == lane.kind {
+                count += 1
+                first = min(first, chosen[index].rowID)
+                last = max(last, chosen[index].rowID)
+            }
+            if count > 0 { shares[lane.kind] = (count, first...last) }
+        }
+        let (id, rowID) = try insertBatchRow(contextRowID: contextRowID, now: now, ranges: shares.mapValues(\.rows))
+        for lane in lanes {
+            guard let share = shares[lane.kind] else { continue }
+            try lane.assignReady(contextRowID: contextRowID, count: share.count, rows: share.rows, toBatch: rowID)
         }
         let diagnostics = output == 0 ? try self.diagnostics.take(into: rowID) : nil
         return try encode(rowID: rowID, id: id, contextRowID: contextRowID, events: chosen, now: now, encoded: encoded,
