@@ -1,18 +1,34 @@
-/// Statuses and the completions they go to, in one allocation, in the order they were appended.
+/// Statuses and the completions they go to, in the order they were appended, in chunks of memory
+/// of its own.
 ///
 /// Entries are moved in and out bitwise: an `Array` of ``CompletionDispatcher/Finished`` copied
 /// each one through the runtime's value witnesses on the way in (growing) and out (iterating),
 /// then destroyed it twice over, which cost a Disabled call more than the call itself.
+/// A full chunk is kept and a new one twice its size started, rather than every entry moved to
+/// bigger storage: completions that pile up while the completion queue is busy (the main queue,
+/// through a loop that logs) are then never copied, where doubling one block copied each entry
+/// about twice.
 /// Non-copyable, so exactly one owner holds the storage: the writer filling it, then the
 /// dispatcher's mailbox, then the hop that runs it.
 ///
-/// `@unchecked Sendable` (it holds a pointer) on that invariant: being non-copyable, the storage
+/// `@unchecked Sendable` (it holds pointers) on that invariant: being non-copyable, the storage
 /// is reachable from one owner at a time, and what it holds (`@Sendable` closures and statuses)
 /// may cross threads; it crosses them only by being moved, under the dispatcher's lock.
 struct CompletionBuffer: ~Copyable, @unchecked Sendable {
-    private var base: UnsafeMutablePointer<CompletionDispatcher.Finished>
-    /// Initialized entries: `base[0..<count]`; the rest of `capacity` is uninitialized.
-    private(set) var count: Int
+    typealias Entry = CompletionDispatcher.Finished
+
+    /// A chunk filled before the current one: `base[0..<count]` initialized.
+    private struct Chunk {
+        let base: UnsafeMutablePointer<Entry>
+        let count: Int
+    }
+
+    /// Chunks filled before `base`, in order; each holds at least one entry.
+    private var earlier: [Chunk] = []
+    /// The chunk being filled: `base[0..<count]` initialized, the rest of `capacity` not.
+    private var base: UnsafeMutablePointer<Entry>
+    private var count: Int
+    /// The current chunk's room: what the dispatcher keeps for the next burst is this chunk.
     private(set) var capacity: Int
 
     init(capacity: Int) {
@@ -22,54 +38,74 @@ struct CompletionBuffer: ~Copyable, @unchecked Sendable {
     }
 
     deinit {
-        base.deinitialize(count: count)
-        base.deallocate()
+        for chunk in earlier { Self.free(chunk.base, count: chunk.count) }
+        Self.free(base, count: count)
     }
 
-    var isEmpty: Bool { count == 0 }
+    var isEmpty: Bool { count == 0 && earlier.isEmpty }
 
     mutating func append(_ completion: consuming @escaping LogCompletion, _ status: consuming LogStatus) {
-        append(CompletionDispatcher.Finished(completion: completion, status: status))
+        append(Entry(completion: completion, status: status))
     }
 
-    mutating func append(_ finished: consuming CompletionDispatcher.Finished) {
-        reserve(count + 1)
+    mutating func append(_ finished: consuming Entry) {
+        if count == capacity { startChunk(capacity: capacity * 2) }
         (base + count).initialize(to: finished)
         count += 1
     }
 
-    /// Moves every entry of `other` after this buffer's, leaving `other` empty (its storage kept).
+    /// Takes every entry of `other`, after this buffer's, by taking its chunks: nothing is
+    /// copied. `other` is left empty, with a one-entry chunk of its own.
     mutating func append(moving other: inout CompletionBuffer) {
-        reserve(count + other.count)
-        (base + count).moveInitialize(from: other.base, count: other.count)
-        count += other.count
-        other.count = 0
+        guard !other.isEmpty else { return }
+        if count > 0 {
+            earlier.append(Chunk(base: base, count: count))
+        } else {
+            base.deallocate()
+        }
+        earlier.append(contentsOf: other.earlier)
+        (base, count, capacity) = (other.base, other.count, other.capacity)
+        other.earlier.removeAll()
+        (other.base, other.count, other.capacity) = (.allocate(capacity: 1), 0, 1)
     }
 
     /// Runs every entry in order, each completion with its status, and leaves the buffer empty
-    /// with its storage kept. Each entry is moved out before it runs, so a completion that logs
-    /// again never meets this buffer (it is owned by the hop running it, not by the mailbox).
+    /// with its current chunk kept (earlier ones are freed). Each entry is moved out before it
+    /// runs, so a completion that logs again never meets this buffer (it is owned by the hop
+    /// running it, not by the mailbox).
     mutating func runAll() {
+        if !earlier.isEmpty {
+            for chunk in earlier {
+                Self.run(chunk.base, count: chunk.count)
+                chunk.base.deallocate()
+            }
+            earlier.removeAll(keepingCapacity: true)
+        }
         let entries = count
         count = 0  // moved out below, one by one: nothing is left to deinitialize
+        Self.run(base, count: entries)
+    }
+
+    /// Moves out and runs `base[0..<count]`.
+    private static func run(_ base: UnsafeMutablePointer<Entry>, count: Int) {
         var next = base
-        let end = base + entries
+        let end = base + count
         while next < end {  // a pointer walk: a Range's iterator went through generic witnesses here
-            let finished = next.move()
-            finished.completion(finished.status)
+            next.move().run()
             next += 1
         }
     }
 
-    /// Room for `needed` entries, doubling: entries move bitwise to the new storage.
-    private mutating func reserve(_ needed: Int) {
-        guard needed > capacity else { return }
-        var grown = capacity
-        while grown < needed { grown *= 2 }
-        let storage = UnsafeMutablePointer<CompletionDispatcher.Finished>.allocate(capacity: grown)
-        storage.moveInitialize(from: base, count: count)
+    private static func free(_ base: UnsafeMutablePointer<Entry>, count: Int) {
+        base.deinitialize(count: count)
         base.deallocate()
-        base = storage
+    }
+
+    /// Keeps the full current chunk in `earlier` and starts an empty one.
+    private mutating func startChunk(capacity grown: Int) {
+        earlier.append(Chunk(base: base, count: count))
+        base = .allocate(capacity: grown)
+        count = 0
         capacity = grown
     }
 }

@@ -14,13 +14,6 @@ public typealias LogCompletion = @Sendable (LogStatus) -> Void
 /// ``CompletionBuffer`` (never copied) from the writer or the caller to the completion.
 final class CompletionDispatcher: Sendable {
     let queue: DispatchQueue
-    /// A status and the completion it goes to. A struct, not a tuple: an array of tuples holding
-    /// a closure and an enum is copied element by element through the runtime's value witnesses.
-    struct Finished {
-        let completion: LogCompletion
-        let status: LogStatus
-    }
-
     /// Statuses not yet handed to their completions, in order (`waiting`), whether a hop is
     /// queued or running that will run them or queue the one that does (`hopPending`: a call
     /// that finds it false sets it and queues one; only a hop clears it, as it ends with nothing
@@ -91,7 +84,7 @@ final class CompletionDispatcher: Sendable {
     func finishDisabled(_ completion: consuming LogCompletion?) {
         disabled.wrappingIncrement(ordering: .relaxed)
         guard let completion else { return }
-        post(completion, .disabled)
+        postDisabled(completion)
     }
 
     /// Hands a committed batch's statuses to their completions, after any finished before them.
@@ -112,6 +105,19 @@ final class CompletionDispatcher: Sendable {
         let hop = mailbox.withLock { (box: inout Mailbox) -> Bool in
             if box.waiting == nil { box.waiting = box.spare.take() ?? CompletionBuffer(capacity: Self.initialCapacity) }
             if let finished = entry.take() { box.waiting?.append(finished) }
+            return box.claimHop()
+        }
+        if hop { queueHop() }
+    }
+
+    /// ``post(_:_:)`` for ``LogStatus/disabled``: only the closure is moved in (an optional
+    /// closure is taken with no runtime call), the status is made under the lock, where a
+    /// ``Finished`` wrapped in an optional was destroyed through its value witnesses.
+    private func postDisabled(_ completion: consuming @escaping LogCompletion) {
+        var entry: LogCompletion? = completion
+        let hop = mailbox.withLock { (box: inout Mailbox) -> Bool in
+            if box.waiting == nil { box.waiting = box.spare.take() ?? CompletionBuffer(capacity: Self.initialCapacity) }
+            if let completion = entry.take() { box.waiting?.append(Finished(completion: completion, status: .disabled)) }
             return box.claimHop()
         }
         if hop { queueHop() }

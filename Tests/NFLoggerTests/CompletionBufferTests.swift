@@ -1,0 +1,88 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import NFLogger
+
+/// `CompletionBuffer` keeps its entries in chunks it moves by hand: every entry must run once, in
+/// the order appended, with its own status, across chunks and buffers, and every closure it still
+/// holds must be released when it is dropped.
+@Suite("CompletionBuffer: chunks, in order, each status its own")
+struct CompletionBufferTests {
+    /// One status of each kind the buffer keeps differently (inline or boxed), by index.
+    static func status(_ index: Int) -> LogStatus {
+        switch index % 5 {
+        case 0: .recorded(UUID(uuid: (0, 0, 0, 0, 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, UInt8(index >> 8 & 0xFF), UInt8(index & 0xFF))))
+        case 1: .disabled
+        case 2: .filtered(.droppedByFilter("filter \(index)"))
+        case 3: .failed(.invalidParameter(key: "key \(index)", reason: "reason"))
+        default: .filtered(.sampledOut)
+        }
+    }
+
+    @Test("Entries appended across many chunks, then a second many-chunk buffer moved in: each runs once, in order, with its status")
+    func chunksKeepOrder() {
+        let ran = Mutex<[(Int, LogStatus)]>([])
+        var first = CompletionBuffer(capacity: 1)  // a new chunk at 1, 2, 4, 8 … entries
+        for index in 0..<1_000 {
+            first.append({ status in ran.withLock { $0.append((index, status)) } }, Self.status(index))
+        }
+        var second = CompletionBuffer(capacity: 3)
+        for index in 1_000..<1_700 {
+            second.append({ status in ran.withLock { $0.append((index, status)) } }, Self.status(index))
+        }
+        first.append(moving: &second)
+        let secondEmpty = second.isEmpty
+        #expect(secondEmpty)
+        second.runAll()  // nothing left in it
+        first.runAll()
+        let firstEmpty = first.isEmpty
+        #expect(firstEmpty)
+        let entries = ran.withLock { $0 }
+        #expect(entries.map(\.0) == Array(0..<1_700))
+        #expect(entries.allSatisfy { $0.1 == Self.status($0.0) })
+
+        // The kept chunk is reused: more entries after a run, in order again.
+        for index in 0..<10 { first.append({ status in ran.withLock { $0.append((index, status)) } }, Self.status(index)) }
+        first.runAll()
+        #expect(ran.withLock { $0.suffix(10).map(\.0) } == Array(0..<10))
+    }
+
+    @Test("An empty buffer moved in changes nothing; a buffer moved into an empty one keeps its order")
+    func movingEmpty() {
+        let ran = Mutex<[Int]>([])
+        var empty = CompletionBuffer(capacity: 4)
+        var full = CompletionBuffer(capacity: 2)
+        for index in 0..<9 { full.append({ _ in ran.withLock { $0.append(index) } }, .disabled) }
+        full.append(moving: &empty)
+        empty.append(moving: &full)
+        let fullEmpty = full.isEmpty
+        #expect(fullEmpty)
+        empty.runAll()
+        #expect(ran.withLock { $0 } == Array(0..<9))
+    }
+
+    /// Holds nothing but tells when it is freed.
+    final class Tracked: Sendable {
+        let freed: @Sendable () -> Void
+        init(freed: @escaping @Sendable () -> Void) { self.freed = freed }
+        deinit { freed() }
+    }
+
+    @Test("A buffer dropped before it runs releases every closure it holds, in every chunk; none runs")
+    func droppedReleases() {
+        let freed = Atomic<Int>(0)
+        let ran = Atomic<Int>(0)
+        do {
+            var buffer = CompletionBuffer(capacity: 1)
+            var other = CompletionBuffer(capacity: 1)
+            for index in 0..<100 {
+                let tracked = Tracked { freed.add(1, ordering: .relaxed) }
+                let completion: LogCompletion = { _ in _ = tracked; ran.add(1, ordering: .relaxed) }
+                if index < 60 { buffer.append(completion, Self.status(index)) } else { other.append(completion, Self.status(index)) }
+            }
+            buffer.append(moving: &other)
+        }
+        #expect(freed.load(ordering: .relaxed) == 100)
+        #expect(ran.load(ordering: .relaxed) == 0)
+    }
+}
