@@ -47,6 +47,19 @@ struct CompletionBufferTests {
         #expect(ran.withLock { $0.suffix(10).map(\.0) } == Array(0..<10))
     }
 
+    @Test("Every filter reason, every kind of status, reaches its completion as it was finished")
+    func everyStatusKept() {
+        let reasons: [FilterReason] = [.notSelected, .denied, .sampledOut, .insidePrivacyZone, .sdkBelowMinimumVersion,
+                                       .consentDenied, .noOutput, .droppedByFilter("pii"), .droppedByFilter("")]
+        let statuses = reasons.map(LogStatus.filtered) + [.disabled, .recorded(UUID()), .failed(.closed),
+                                                          .failed(.backpressure(pendingEvents: 3, pendingBytes: 4))]
+        let ran = Mutex<[LogStatus]>([])
+        var buffer = CompletionBuffer(capacity: 2)
+        for status in statuses { buffer.append({ status in ran.withLock { $0.append(status) } }, status) }
+        buffer.runAll()
+        #expect(ran.withLock { $0 } == statuses)
+    }
+
     @Test("An empty buffer moved in changes nothing; a buffer moved into an empty one keeps its order")
     func movingEmpty() {
         let ran = Mutex<[Int]>([])
