@@ -69,9 +69,25 @@ struct CompletionBufferTests {
         full.append(moving: &empty)
         empty.append(moving: &full)
         let fullEmpty = full.isEmpty
+        let fullRoom = full.capacity
         #expect(fullEmpty)
+        #expect(fullRoom == 4)  // the empty buffer's chunk, handed back: no new allocation
         empty.runAll()
         #expect(ran.withLock { $0 } == Array(0..<9))
+    }
+
+    @Test("After a run the largest chunk is kept, not the small batch moved in last")
+    func keepsLargestChunk() {
+        let ran = Atomic<Int>(0)
+        var waiting = CompletionBuffer(capacity: 64)
+        for _ in 0..<10 { waiting.append({ _ in ran.add(1, ordering: .relaxed) }, .disabled) }
+        var batch = CompletionBuffer(capacity: 3)
+        for _ in 0..<3 { batch.append({ _ in ran.add(1, ordering: .relaxed) }, .recorded(UUID())) }
+        waiting.append(moving: &batch)
+        waiting.runAll()
+        let room = waiting.capacity
+        #expect(ran.load(ordering: .relaxed) == 13)
+        #expect(room == 64)
     }
 
     /// Holds nothing but tells when it is freed.
@@ -97,5 +113,58 @@ struct CompletionBufferTests {
         }
         #expect(freed.load(ordering: .relaxed) == 100)
         #expect(ran.load(ordering: .relaxed) == 0)
+    }
+}
+
+extension CompletionBufferTests {
+    /// SplitMix64: the same operations for a seed on every run.
+    struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test("Random appends, moves both ways, runs and drops on two buffers, against arrays: the same runs, in order, each closure freed once")
+    func againstModel() {
+        let created = Atomic<Int>(0)
+        let freed = Atomic<Int>(0)
+        let ran = Mutex<[(Int, LogStatus)]>([])
+        for seed in 0..<300 {
+            var random = SeededGenerator(state: UInt64(seed))
+            var a = CompletionBuffer(capacity: Int.random(in: 1...4, using: &random))
+            var b = CompletionBuffer(capacity: Int.random(in: 1...4, using: &random))
+            var modelA: [Int] = [], modelB: [Int] = [], expected: [Int] = []
+            var next = seed * 1_000
+            func make(_ id: Int) -> LogCompletion {
+                created.add(1, ordering: .relaxed)
+                let tracked = Tracked { freed.add(1, ordering: .relaxed) }
+                return { status in _ = tracked; ran.withLock { $0.append((id, status)) } }
+            }
+            ran.withLock { $0.removeAll() }
+            for _ in 0..<200 {
+                switch Int.random(in: 0..<12, using: &random) {
+                case 0...3: a.append(make(next), Self.status(next)); modelA.append(next); next += 1
+                case 4...6: b.append(make(next), Self.status(next)); modelB.append(next); next += 1
+                case 7: a.append(moving: &b); modelA += modelB; modelB = []
+                case 8: b.append(moving: &a); modelB += modelA; modelA = []
+                case 9: a.runAll(); expected += modelA; modelA = []
+                case 10: b.runAll(); expected += modelB; modelB = []
+                default: b = CompletionBuffer(capacity: Int.random(in: 1...3, using: &random)); modelB = []  // dropped unrun
+                }
+                let (aEmpty, bEmpty) = (a.isEmpty, b.isEmpty)
+                #expect(aEmpty == modelA.isEmpty && bEmpty == modelB.isEmpty, "seed \(seed)")
+            }
+            a.runAll()
+            expected += modelA
+            let got = ran.withLock { $0 }
+            #expect(got.map(\.0) == expected, "seed \(seed)")
+            #expect(got.allSatisfy { $0.1 == Self.status($0.0) }, "seed \(seed)")
+        }
+        #expect(freed.load(ordering: .relaxed) == created.load(ordering: .relaxed))
     }
 }

@@ -21,6 +21,7 @@ struct CompletionBuffer: ~Copyable, @unchecked Sendable {
     private struct Chunk {
         let base: UnsafeMutablePointer<Entry>
         let count: Int
+        let capacity: Int
     }
 
     /// Chunks filled before `base`, in order; each holds at least one entry.
@@ -55,35 +56,37 @@ struct CompletionBuffer: ~Copyable, @unchecked Sendable {
     }
 
     /// Takes every entry of `other`, after this buffer's, by taking its chunks: nothing is
-    /// copied. `other` is left empty, with a one-entry chunk of its own.
+    /// copied. `other` is left empty, with this buffer's chunk if it was empty, else a
+    /// one-entry chunk of its own.
     mutating func append(moving other: inout CompletionBuffer) {
         guard !other.isEmpty else { return }
-        if count > 0 {
-            earlier.append(Chunk(base: base, count: count))
-        } else {
-            base.deallocate()
-        }
+        let (mine, filled, room) = (base, count, capacity)
+        if filled > 0 { earlier.append(Chunk(base: mine, count: filled, capacity: room)) }
         earlier.append(contentsOf: other.earlier)
         (base, count, capacity) = (other.base, other.count, other.capacity)
         other.earlier.removeAll()
-        (other.base, other.count, other.capacity) = (.allocate(capacity: 1), 0, 1)
+        (other.base, other.count, other.capacity) = filled > 0 ? (.allocate(capacity: 1), 0, 1) : (mine, 0, room)
     }
 
     /// Runs every entry in order, each completion with its status, and leaves the buffer empty
-    /// with its current chunk kept (earlier ones are freed). Each entry is moved out before it
-    /// runs, so a completion that logs again never meets this buffer (it is owned by the hop
-    /// running it, not by the mailbox).
+    /// with its largest chunk kept for the next burst (the others are freed: a batch moved in
+    /// last may be a small one). Each entry is moved out before it runs, so a completion that
+    /// logs again never meets this buffer (it is owned by the hop running it, not by the mailbox).
     mutating func runAll() {
-        if !earlier.isEmpty {
-            for chunk in earlier {
-                Self.run(chunk.base, count: chunk.count)
-                chunk.base.deallocate()
-            }
-            earlier.removeAll(keepingCapacity: true)
-        }
         let entries = count
         count = 0  // moved out below, one by one: nothing is left to deinitialize
+        for chunk in earlier { Self.run(chunk.base, count: chunk.count) }
         Self.run(base, count: entries)
+        guard !earlier.isEmpty else { return }
+        for chunk in earlier {  // every entry has been moved out: only memory is left
+            if chunk.capacity > capacity {
+                base.deallocate()
+                (base, capacity) = (chunk.base, chunk.capacity)
+            } else {
+                chunk.base.deallocate()
+            }
+        }
+        earlier.removeAll(keepingCapacity: true)
     }
 
     /// Moves out and runs `base[0..<count]`.
@@ -103,7 +106,7 @@ struct CompletionBuffer: ~Copyable, @unchecked Sendable {
 
     /// Keeps the full current chunk in `earlier` and starts an empty one.
     private mutating func startChunk(capacity grown: Int) {
-        earlier.append(Chunk(base: base, count: count))
+        earlier.append(Chunk(base: base, count: count, capacity: capacity))
         base = .allocate(capacity: grown)
         count = 0
         capacity = grown
