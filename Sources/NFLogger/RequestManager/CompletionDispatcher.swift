@@ -84,7 +84,7 @@ final class CompletionDispatcher: Sendable {
     func finishDisabled(_ completion: consuming LogCompletion?) {
         disabled.wrappingIncrement(ordering: .relaxed)
         guard let completion else { return }
-        postDisabled(completion)
+        post(completion, .disabled)
     }
 
     /// Hands a committed batch's statuses to their completions, after any finished before them.
@@ -105,19 +105,6 @@ final class CompletionDispatcher: Sendable {
         let hop = mailbox.withLock { (box: inout Mailbox) -> Bool in
             if box.waiting == nil { box.waiting = box.spare.take() ?? CompletionBuffer(capacity: Self.initialCapacity) }
             if let finished = entry.take() { box.waiting?.append(finished) }
-            return box.claimHop()
-        }
-        if hop { queueHop() }
-    }
-
-    /// ``post(_:_:)`` for ``LogStatus/disabled``: only the closure is moved in (an optional
-    /// closure is taken with no runtime call), the status is made under the lock, where a
-    /// ``Finished`` wrapped in an optional was destroyed through its value witnesses.
-    private func postDisabled(_ completion: consuming @escaping LogCompletion) {
-        var entry: LogCompletion? = completion
-        let hop = mailbox.withLock { (box: inout Mailbox) -> Bool in
-            if box.waiting == nil { box.waiting = box.spare.take() ?? CompletionBuffer(capacity: Self.initialCapacity) }
-            if let completion = entry.take() { box.waiting?.append(Finished(completion: completion, status: .disabled)) }
             return box.claimHop()
         }
         if hop { queueHop() }
