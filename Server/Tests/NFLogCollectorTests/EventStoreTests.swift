@@ -42,6 +42,28 @@ struct EventStoreTests {
         }
     }
 
+    @Test("A batch of 85 events (a 64-row and a 16-row statement, then single rows), then one with 40 of them, 45 new and a new uuid twice: each event is counted once, new or duplicate",
+          arguments: StoreKind.all)
+    func manyRowsWithDuplicates(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let first = (0..<85).map { _ in UUID().uuidString.lowercased() }
+            let new = (0..<45).map { _ in UUID().uuidString.lowercased() }
+            // The repeated uuid falls inside the second batch's 64-row statement, after its first use.
+            let second = Array(first[20..<60]) + new[..<10] + [new[3]] + new[10...]
+            let stored = try await store.store(PostgresFixtures.decode(BatchFixtures.batch(events: first.map { BatchFixtures.point($0) })),
+                                               app: "shop", receivedAt: 1_000)
+            #expect(stored == StoreResult(accepted: 85, duplicates: 0))
+            let again = try await store.store(PostgresFixtures.decode(BatchFixtures.batch(events: second.map { BatchFixtures.point($0, name: "ui.swipe") })),
+                                              app: "shop", receivedAt: 2_000)
+            #expect(again == StoreResult(accepted: 45, duplicates: 41))
+            let stats = try await store.stats(app: "shop")
+            #expect(stats.eventsStored == 130 && stats.duplicatesDropped == 41)
+            #expect(stats.eventsByName == ["ui.tap": 85, "ui.swipe": 45])
+            let ids = (first + new).compactMap { UUID(uuidString: $0) }
+            #expect(try await store.storedIDs(app: "shop", among: ids + [UUID()]) == Set(ids))
+        }
+    }
+
     @Test("Apps are isolated: the same uuids in two apps are two events, counted apart", arguments: StoreKind.all)
     func perAppIsolation(_ kind: StoreKind) async throws {
         try await kind.withStore { store in

@@ -18,7 +18,7 @@ enum FunnelRollupFixtures {
     /// steps logged by the other app version (another context: not the run's). The events of
     /// each version are shuffled and cut into batches of 1 to 12, in shuffled order; a batch in
     /// four is sent twice, and an event in twenty is repeated within its batch.
-    static func batches(seed: UInt64, runs: Int) -> [Batch] {
+    static func batches(seed: UInt64, runs: Int, largest: Int = 12) -> [Batch] {
         var random = SeededRandom(seed: seed)
         var events: [String: [Batch.Event]] = [:]
         for (version, event) in self.runs(&random, count: runs).flatMap({ $0 }) { events[version, default: []].append(event) }
@@ -26,7 +26,7 @@ enum FunnelRollupFixtures {
         for version in versions {
             var pending = (events[version] ?? []).shuffled(using: &random)
             while !pending.isEmpty {
-                var cut = Array(pending.prefix(Int.random(in: 1...12, using: &random)))
+                var cut = Array(pending.prefix(Int.random(in: 1...largest, using: &random)))
                 pending.removeFirst(cut.count)
                 if Int.random(in: 0..<20, using: &random) == 0, let first = cut.first { cut.append(first) }
                 let batch = Self.batch(version, cut)
@@ -139,6 +139,19 @@ struct FunnelRollupTests {
                 while try await !postgres.foldCounts() {}
                 try await F.expectRollupsEqualEvents(store)
             }
+        }
+    }
+
+    @Test("Batches of up to 150 events, stored many rows to a statement, some retried, some with a uuid twice: the rollup still gives the events' funnels",
+          arguments: StoreKind.all)
+    func largeBatches(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let batches = F.batches(seed: 9, runs: 150, largest: 150)
+            #expect(batches.contains { $0.events.count >= SQLiteEventInserts.rowsPerInsert })
+            for (index, batch) in batches.enumerated() {
+                _ = try await store.store(batch, app: "shop", receivedAt: F.t0 + Int64(index))
+            }
+            try await F.expectRollupsEqualEvents(store)
         }
     }
 

@@ -146,12 +146,13 @@ package final class SQLiteEventStore: @unchecked Sendable {
     }
 
     private struct Statements {
-        let insertContext, findContext, upsertSession, insertEvent, upsertBatch, isNewBatch, upsertTotals, upsertName: SQLiteStatement
+        let insertContext, findContext, upsertSession, upsertBatch, isNewBatch, upsertTotals, upsertName: SQLiteStatement
         let upsertContextCount: SQLiteStatement
         let totals, names, prunes: SQLiteStatement
         let upsertPrune, insertReset, addDiagnostics: SQLiteStatement
         let insertAggregate, addAggregates, aggregateTotals: SQLiteStatement
         let rollups: SQLiteRollupStatements
+        let eventInserts: SQLiteEventInserts
 
         init(_ c: SQLiteConnection) throws(SQLiteError) {
             insertContext = try c.prepare("""
@@ -172,13 +173,7 @@ package final class SQLiteEventStore: @unchecked Sendable {
                     ELSE max(sessions.ended_ms, excluded.ended_ms) END,
                     last_received_ms = max(coalesce(sessions.last_received_ms, excluded.last_received_ms), excluded.last_received_ms)
                 """)
-            insertEvent = try c.prepare("""
-                INSERT INTO events (app, uuid, batch_id, session, context_id, name, kind, type, timestamp_ms,
-                                    end_ms, duration_ms, parameters, end_parameters, received_ms, abandoned, given_up,
-                                    transaction_id, parent_span, span_id, source, origin)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?21, ?16, ?17, ?18, ?19, ?20)
-                ON CONFLICT (app, uuid) DO NOTHING
-                """)
+            eventInserts = try SQLiteEventInserts(c)
             isNewBatch = try c.prepare("SELECT count(*) FROM batches WHERE app = ? AND uuid = ?")
             upsertBatch = try c.prepare("""
                 INSERT INTO batches (app, uuid, first_received_ms, last_received_ms, requests, accepted, duplicates)
@@ -315,40 +310,20 @@ package final class SQLiteEventStore: @unchecked Sendable {
                 // The runs the batch's new events touch, and the row ids those events got.
                 var runKeys = Set<FunnelRollup.RunKey>()
                 var newIDs = Set<Int64>()
-                let insert = s.insertEvent
-                for event in batch.events {
-                    try insert.bind(app, at: 1)
-                    try insert.bind(event.id, at: 2)
-                    try insert.bind(batch.id, at: 3)
-                    try insert.bind(event.session, at: 4)
-                    try insert.bind(context, at: 5)
-                    try insert.bind(event.name, at: 6)
-                    try insert.bind(event.kind.rawValue, at: 7)
-                    try insert.bind(event.type, at: 8)
-                    try insert.bind(event.timestamp, at: 9)
-                    if let end = event.end { try insert.bind(end, at: 10) } else { try insert.bindNull(at: 10) }
-                    if let duration = event.durationMilliseconds { try insert.bind(duration, at: 11) } else { try insert.bindNull(at: 11) }
-                    if let parameters = event.parameters { try insert.bind(parameters, at: 12) } else { try insert.bindNull(at: 12) }
-                    if let end = event.endParameters { try insert.bind(end, at: 13) } else { try insert.bindNull(at: 13) }
-                    try insert.bind(receivedAt, at: 14)
-                    try insert.bind(Int64(event.abandoned ? 1 : 0), at: 15)
-                    try Self.bindTransaction(event, insert)
-                    try Self.bindSource(event, insert)
+                let ids = try s.eventInserts.insert(batch.events, .init(app: app, batch: batch.id, context: context, receivedAt: receivedAt))
+                for (event, id) in zip(batch.events, ids) {
+                    guard let id else { continue }
                     let givenUp = event.givenUp
-                    if let givenUp { try insert.bind(Int64(givenUp ? 1 : 0), at: 21) } else { try insert.bindNull(at: 21) }
-                    try insert.run()
-                    if insert.changes > 0 {
-                        rollup.add(RollupEvent(event, givenUp: givenUp), appVersion: batch.context.appVersion, sdkName: batch.sdkName,
-                                   sdkVersion: batch.sdkVersion)
-                        accepted += 1
-                        if event.abandoned { abandoned += 1 }
-                        let keys = FunnelRollup.runKeys(of: event, givenUp: givenUp)
-                        if !keys.isEmpty {
-                            runKeys.formUnion(keys)
-                            newIDs.insert(connection.lastInsertRowID)
-                        }
-                        perName[event.name, default: 0] += 1
+                    rollup.add(RollupEvent(event, givenUp: givenUp), appVersion: batch.context.appVersion, sdkName: batch.sdkName,
+                               sdkVersion: batch.sdkVersion)
+                    accepted += 1
+                    if event.abandoned { abandoned += 1 }
+                    let keys = FunnelRollup.runKeys(of: event, givenUp: givenUp)
+                    if !keys.isEmpty {
+                        runKeys.formUnion(keys)
+                        newIDs.insert(id)
                     }
+                    perName[event.name, default: 0] += 1
                 }
                 let duplicates = batch.events.count - accepted
                 let aggregates = try Self.insertAggregates(batch, app: app, context: context, receivedAt: receivedAt, s)
@@ -424,28 +399,6 @@ package final class SQLiteEventStore: @unchecked Sendable {
                 return StoreResult(accepted: accepted + aggregates.accepted, duplicates: duplicates + aggregates.duplicates)
             }
         }
-    }
-
-    /// Binds an event's transaction columns (16, 17, 18): the span id only for a span in a
-    /// transaction, the only events the report's join can reach.
-    private static func bindTransaction(_ event: Batch.Event, _ insert: SQLiteStatement) throws(SQLiteError) {
-        if let transaction = event.transaction { try insert.bind(transaction, at: 16) } else { try insert.bindNull(at: 16) }
-        if let parent = event.parentSpan { try insert.bind(parent.storedValue, at: 17) } else { try insert.bindNull(at: 17) }
-        if event.transaction != nil, event.kind == .span, let span = SpanID(spanUUID: event.id) {
-            try insert.bind(span.storedValue, at: 18)
-        } else {
-            try insert.bindNull(at: 18)
-        }
-    }
-
-    /// Binds an event's source columns (19, 20): both NULL for a native event, so that the
-    /// events_web index holds web events only.
-    private static func bindSource(_ event: Batch.Event, _ insert: SQLiteStatement) throws(SQLiteError) {
-        switch event.source {
-        case .native: try insert.bindNull(at: 19)
-        case .web: try insert.bind(event.source.rawValue, at: 19)
-        }
-        if let origin = event.origin { try insert.bind(origin, at: 20) } else { try insert.bindNull(at: 20) }
     }
 
     /// Stores the batch's new aggregates; returns how many were new, how many already stored, and
