@@ -13,7 +13,9 @@ import Foundation
 /// every new row gets the largest row id so far plus one, in the order of `VALUES`, so when a
 /// statement inserted every row (`changes`), they are the ids after the largest before it. When
 /// it did not (a batch sent again, or a uuid twice in one batch), each row is looked up by its
-/// uuid: new if its id is past that largest, and only for the first row that claims it.
+/// uuid: new if its id is past that largest, and only for the first row that claims it. Near
+/// `Int64.max`, where SQLite picks ids at random, rows go one to a statement (an independent
+/// review's finding: they were counted as duplicates).
 ///
 /// Used only on the store's writer queue, like its connection.
 final class SQLiteEventInserts {
@@ -27,8 +29,12 @@ final class SQLiteEventInserts {
     private let one: SQLiteStatement
     private let largestID: SQLiteStatement
     private let findID: SQLiteStatement
-    /// A statement's texts and blobs, kept (with its capacity) from one statement to the next.
+    /// A statement's texts and blobs, kept (with its capacity, up to ``keptArenaBytes``) from one
+    /// statement to the next.
     private var arena: [UInt8] = []
+    /// 64 typical events take ~10 KB; a batch of large parameters may take megabytes once, which
+    /// the store does not then hold for good.
+    private static let keptArenaBytes = 1 << 20
     private var slices: [Slice] = []
 
     init(_ connection: SQLiteConnection) throws(SQLiteError) {
@@ -88,11 +94,21 @@ final class SQLiteEventInserts {
 
     private func insert(_ rows: ArraySlice<Batch.Event>, _ statement: SQLiteStatement, _ shared: Shared,
                         into ids: inout [Int64?]) throws(SQLiteError) {
+        guard rows.count > 1 else {
+            // One row: it is new if it was inserted, with the id SQLite gave it.
+            try bindAndRun(rows, statement, shared)
+            ids.append(connection.changes > 0 ? connection.lastInsertRowID : nil)
+            return
+        }
         let largest = try largestID.collect { $0.int64(at: 0) }.first ?? 0
+        guard largest <= Int64.max - Int64(rows.count) else {
+            // Past the largest id SQLite gives in order it picks free ids at random, below the
+            // largest as often as not: one row to a statement, as above.
+            for index in rows.indices { try insert(rows[index...index], one, shared, into: &ids) }
+            return
+        }
         try bindAndRun(rows, statement, shared)
-        let inserted = connection.changes
-        // Consecutive ids only while they fit below SQLite's largest (it then picks them at random).
-        if inserted == rows.count, largest <= Int64.max - Int64(rows.count) {
+        if connection.changes == rows.count {
             for offset in 0..<rows.count { ids.append(largest + 1 + Int64(offset)) }
             return
         }
@@ -114,7 +130,8 @@ final class SQLiteEventInserts {
         var arena: [UInt8] = []
         swap(&arena, &self.arena)
         defer {
-            arena.removeAll(keepingCapacity: true)
+            // Kept for the next statement, unless one client's large events made it large.
+            arena.removeAll(keepingCapacity: arena.capacity <= Self.keptArenaBytes)
             swap(&arena, &self.arena)
         }
         let app = Self.append(shared.app, to: &arena)
