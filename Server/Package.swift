@@ -147,7 +147,7 @@ let package = Package(
         // Log calls for callgrind to count (scripts/bench runs it through nflog-bench).
         .executableTarget(
             name: "nflog-count-calls",
-            dependencies: [.product(name: "NFLogger", package: "NFLogger")],
+            dependencies: [.product(name: "NFLogger", package: "NFLogger"), .product(name: "NFLogSupport", package: "NFLogger")],
             path: "Benchmarks/CountCalls"
         ),
         // A reverse proxy that breaks connections on real sockets, for the fault tests and the

@@ -294,6 +294,10 @@ struct Run: AsyncParsableCommand {
         report.lines.append(padded("collector ingest:") + "\(Int(ingest)) events/s (4 clients, gzip batches of 500, each commit fsynced; median of \(durable.count))")
         report.lines.append(padded("  without the fsync:") + "\(Int(unsynced)) events/s → durable ÷ unsynced " + String(format: "%.2f", ingest / unsynced))
         report.lines.append(padded("  batches of 1,000, fsynced:") + "\(Int(thousands)) events/s")
+        if let decode = try InstructionCount.decodeCost(batches: quick ? 2 : 20) {
+            report.add("collector_decode_instructions_per_event", decode)
+            report.lines.append(padded("  decoding a batch:") + "\(Int(decode)) instructions per event (callgrind: parsed and checked, batches of 1,000)")
+        }
     }
 
     private func memory(_ report: inout Report) throws {

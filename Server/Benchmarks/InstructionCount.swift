@@ -58,6 +58,16 @@ enum InstructionCount {
         }
     }
 
+    /// What the collector's decoder (parsing and checking a batch) costs an event: `batches`
+    /// batches of 1,000 events decoded, less none, ÷ the events.
+    static func decodeCost(batches: Int) throws -> Double? {
+        try counting { counter in
+            let some = try counter.count(calls: batches, mode: "decode", only: nil)
+            let none = try counter.count(calls: 0, mode: "decode", only: nil)
+            return Double(some - none) / Double(batches * 1_000)
+        }
+    }
+
     /// Runs `nflog-count-calls` (built beside this program) under callgrind.
     struct Counter {
         let valgrind: String

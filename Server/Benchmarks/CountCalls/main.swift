@@ -19,6 +19,8 @@
 //   how often it wakes depends on the scheduler (valgrind's too).
 // - `whole-harness`: the same loop with the logger's call replaced by a function that runs the
 //   completion at once: what the app's side of each call costs (its literal, its closure).
+// - `decode`: CALLS is batches: a batch of 1,000 events parsed and checked by the collector's
+//   decoder CALLS times (Decode.swift), no logger.
 // - `idle`: CALLS is seconds. A logger with an upload URL (a port nothing listens on) and
 //   nothing stored starts, is left alone that long, and closes: what an idle logger costs is
 //   this run less the same with 0 seconds.
@@ -69,13 +71,17 @@ final class Completions: Sendable {
     func wait() { if expected > 0 { allDone.wait() } }
 }
 
-let modes = ["active", "disabled", "app", "whole-active", "whole-disabled", "whole-disabled-queued", "whole-deliver", "whole-harness", "idle"]
+let modes = ["active", "disabled", "app", "whole-active", "whole-disabled", "whole-disabled-queued", "whole-deliver", "whole-harness", "idle", "decode"]
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let calls = Int(arguments[1]), calls >= 0, modes.contains(arguments[2]) else {
     FileHandle.standardError.write(Data("usage: nflog-count-calls CALLS \(modes.joined(separator: "|"))\n".utf8))
     exit(2)
 }
 let mode = arguments[2]
+if mode == "decode" {
+    try Decode.run(batches: calls)
+    exit(0)
+}
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nflog-count-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
