@@ -15,23 +15,17 @@ final class PointEventTable: EventTable {
     /// The rows the largest multi-row insert takes; the writer hands rows over in runs this long.
     static let rowsPerInsert = 64
 
-    /// One column list's inserts: multi-row statements, largest first (``rowsPerInsert`` rows,
-    /// then a quarter as many), and a one-row statement for the rest. A statement's run has a
-    /// fixed cost (cursors opened and closed on the table and each index, the statement's end)
-    /// that one row per run paid in full.
+    /// One column list's inserts, ``rowsPerInsert`` rows to a statement, then fewer.
     private struct Statements {
         let columnCount: Int32
-        let many: [(rows: Int, statement: SQLiteStatement)]
-        let one: SQLiteStatement
+        let inserts: SQLiteMultiRowInsert
 
         init(_ connection: SQLiteConnection, columns: [String]) throws(SQLiteError) {
             columnCount = Int32(columns.count)
             let list = "(" + columns.joined(separator: ", ") + ")"
             let placeholders = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-            one = try connection.prepare("INSERT INTO point_events \(list) VALUES \(placeholders)")
-            many = try [PointEventTable.rowsPerInsert, PointEventTable.rowsPerInsert / 4].map { (count) throws(SQLiteError) in
-                let rows = Array(repeating: placeholders, count: count).joined(separator: ", ")
-                return (count, try connection.prepare("INSERT INTO point_events \(list) VALUES \(rows)"))
+            inserts = try SQLiteMultiRowInsert(connection, rowsPerStatement: PointEventTable.rowsPerInsert) { count in
+                "INSERT INTO point_events \(list) VALUES \(Array(repeating: placeholders, count: count).joined(separator: ", "))"
             }
         }
     }
@@ -78,15 +72,9 @@ final class PointEventTable: EventTable {
     }
 
     private func insert(run rows: ArraySlice<Row>, _ statements: Statements) throws(SQLiteError) {
-        var rest = rows
-        for (count, statement) in statements.many {
-            while rest.count >= count {
-                try bindAndRun(rest.prefix(count), statement, columnCount: statements.columnCount)
-                rest = rest.dropFirst(count)
-            }
-        }
-        for index in rest.indices {
-            try bindAndRun(rest[index...index], statements.one, columnCount: statements.columnCount)
+        try statements.inserts.forEachRun(count: rows.count) { (run, statement) throws(SQLiteError) in
+            let first = rows.startIndex + run.lowerBound
+            try bindAndRun(rows[first..<(first + run.count)], statement, columnCount: statements.columnCount)
         }
     }
 
@@ -120,14 +108,9 @@ final class PointEventTable: EventTable {
         }
         for row in rows.indices {
             var slice = Slices()
-            slice.id = arena.count
-            withUnsafeBytes(of: rows[row].event.id.uuid) { arena.append(contentsOf: $0) }
-            slice.name = arena.count
-            Self.append(rows[row].event.draft.name, to: &arena)
-            slice.nameCount = arena.count - slice.name
-            slice.type = arena.count
-            Self.append(rows[row].event.draft.type, to: &arena)
-            slice.typeCount = arena.count - slice.type
+            slice.id = arena.appendBytes(of: rows[row].event.id).offset
+            (slice.name, slice.nameCount) = arena.appendUTF8(rows[row].event.draft.name)
+            (slice.type, slice.typeCount) = arena.appendUTF8(rows[row].event.draft.type)
             if let json = rows[row].event.draft.parameters {
                 slice.parameters = arena.count
                 if let cipher {
@@ -158,12 +141,6 @@ final class PointEventTable: EventTable {
             }
             try statement.run()
         }
-    }
-
-    /// Appends a string's UTF-8 with one copy (its contiguous storage), not byte by byte.
-    private static func append(_ string: String, to arena: inout [UInt8]) {
-        var string = string
-        string.withUTF8 { arena.append(contentsOf: $0) }
     }
 
     func count() throws(SQLiteError) -> Int {

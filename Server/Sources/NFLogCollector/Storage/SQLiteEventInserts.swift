@@ -6,8 +6,8 @@ import Foundation
 /// A statement's run has a fixed cost that one row per run paid in full: a cursor opened and
 /// closed on the table and on each of its eight indexes, and the statement's end (half the
 /// writer's time went to `sqlite3VdbeHalt`, cursors and their memory at one row per run). So
-/// rows go ``rowsPerInsert`` to a statement, then a quarter as many, then one at a time; their
-/// texts and blobs are copied once into a buffer lent to SQLite (not copied again by it).
+/// rows go ``rowsPerInsert`` to a statement, then fewer (``SQLiteMultiRowInsert``); their texts
+/// and blobs are copied once into a buffer lent to SQLite (not copied again by it).
 ///
 /// `ON CONFLICT (app, uuid) DO NOTHING` keeps each event once. Which rows a statement inserted:
 /// every new row gets the largest row id so far plus one, in the order of `VALUES`, so when a
@@ -24,9 +24,7 @@ final class SQLiteEventInserts {
     private static let columnCount: Int32 = 21
 
     private let connection: SQLiteConnection
-    /// Largest first.
-    private let many: [(rows: Int, statement: SQLiteStatement)]
-    private let one: SQLiteStatement
+    private let inserts: SQLiteMultiRowInsert
     private let largestID: SQLiteStatement
     private let findID: SQLiteStatement
     /// A statement's texts and blobs, kept (with its capacity, up to ``keptArenaBytes``) from one
@@ -39,10 +37,7 @@ final class SQLiteEventInserts {
 
     init(_ connection: SQLiteConnection) throws(SQLiteError) {
         self.connection = connection
-        one = try connection.prepare(Self.insertSQL(rows: 1))
-        many = try [Self.rowsPerInsert, Self.rowsPerInsert / 4].map { (rows) throws(SQLiteError) in
-            (rows, try connection.prepare(Self.insertSQL(rows: rows)))
-        }
+        inserts = try SQLiteMultiRowInsert(connection, rowsPerStatement: Self.rowsPerInsert, sql: Self.insertSQL(rows:))
         largestID = try connection.prepare("SELECT coalesce(max(id), 0) FROM events")
         findID = try connection.prepare("SELECT id FROM events WHERE app = ? AND uuid = ?")
     }
@@ -78,16 +73,8 @@ final class SQLiteEventInserts {
     func insert(_ events: [Batch.Event], _ shared: Shared) throws(SQLiteError) -> [Int64?] {
         var ids: [Int64?] = []
         ids.reserveCapacity(events.count)
-        var rest = events[...]
-        for (count, statement) in many {
-            while rest.count >= count {
-                try insert(rest.prefix(count), statement, shared, into: &ids)
-                rest = rest.dropFirst(count)
-            }
-        }
-        while !rest.isEmpty {
-            try insert(rest.prefix(1), one, shared, into: &ids)
-            rest = rest.dropFirst()
+        try inserts.forEachRun(count: events.count) { (run, statement) throws(SQLiteError) in
+            try insert(events[run], statement, shared, into: &ids)
         }
         return ids
     }
@@ -104,7 +91,7 @@ final class SQLiteEventInserts {
         guard largest <= Int64.max - Int64(rows.count) else {
             // Past the largest id SQLite gives in order it picks free ids at random, below the
             // largest as often as not: one row to a statement, as above.
-            for index in rows.indices { try insert(rows[index...index], one, shared, into: &ids) }
+            for index in rows.indices { try insert(rows[index...index], inserts.one, shared, into: &ids) }
             return
         }
         try bindAndRun(rows, statement, shared)
@@ -121,8 +108,14 @@ final class SQLiteEventInserts {
         }
     }
 
-    /// Where one row's texts and blobs lie in ``arena``: (offset, count), count `nil` for NULL.
-    private typealias Slice = (offset: Int, count: Int?)
+    /// Where one of a row's texts or blobs lies in ``arena``; `nil` binds NULL.
+    private struct Slice {
+        var offset = 0, count: Int?
+
+        init(_ bytes: (offset: Int, count: Int)?) {
+            if let bytes { (offset, count) = (bytes.offset, bytes.count) }
+        }
+    }
 
     private func bindAndRun(_ rows: ArraySlice<Batch.Event>, _ statement: SQLiteStatement, _ shared: Shared) throws(SQLiteError) {
         // Worked on as a local and put back after: a class's stored array is checked for
@@ -134,8 +127,8 @@ final class SQLiteEventInserts {
             arena.removeAll(keepingCapacity: arena.capacity <= Self.keptArenaBytes)
             swap(&arena, &self.arena)
         }
-        let app = Self.append(shared.app, to: &arena)
-        let batch = Self.append(shared.batch, to: &arena)
+        let app = Slice(arena.appendUTF8(shared.app))
+        let batch = Slice(arena.appendBytes(of: shared.batch))
         // Ten per row, flat (an array per row would be an allocation per row).
         var slices: [Slice] = []
         swap(&slices, &self.slices)
@@ -144,16 +137,16 @@ final class SQLiteEventInserts {
             swap(&slices, &self.slices)
         }
         for event in rows {
-            slices.append(Self.append(event.id, to: &arena))
-            slices.append(Self.append(event.session, to: &arena))
-            slices.append(Self.append(event.name, to: &arena))
-            slices.append(Self.append(event.kind.rawValue, to: &arena))
-            slices.append(Self.append(event.type, to: &arena))
-            slices.append(event.parameters.map { Self.append($0, to: &arena) } ?? (0, nil))
-            slices.append(event.endParameters.map { Self.append($0, to: &arena) } ?? (0, nil))
-            slices.append(event.transaction.map { Self.append($0, to: &arena) } ?? (0, nil))
-            slices.append(event.source == .web ? Self.append(event.source.rawValue, to: &arena) : (0, nil))
-            slices.append(event.origin.map { Self.append($0, to: &arena) } ?? (0, nil))
+            slices.append(Slice(arena.appendBytes(of: event.id)))
+            slices.append(Slice(arena.appendBytes(of: event.session)))
+            slices.append(Slice(arena.appendUTF8(event.name)))
+            slices.append(Slice(arena.appendUTF8(event.kind.rawValue)))
+            slices.append(Slice(arena.appendUTF8(event.type)))
+            slices.append(Slice(event.parameters.map { arena.appendUTF8($0) }))
+            slices.append(Slice(event.endParameters.map { arena.appendUTF8($0) }))
+            slices.append(Slice(event.transaction.map { arena.appendBytes(of: $0) }))
+            slices.append(Slice(event.source == .web ? arena.appendUTF8(event.source.rawValue) : nil))
+            slices.append(Slice(event.origin.map { arena.appendUTF8($0) }))
         }
         try statement.lending(arena: arena) { (lent) throws(SQLiteError) in
             func bind(_ slice: Slice, text: Bool, at index: Int32) throws(SQLiteError) {
@@ -199,18 +192,5 @@ final class SQLiteEventInserts {
             }
             try statement.run()
         }
-    }
-
-    private static func append(_ string: String, to arena: inout [UInt8]) -> Slice {
-        let offset = arena.count
-        var string = string
-        string.withUTF8 { arena.append(contentsOf: $0) }
-        return (offset, arena.count - offset)
-    }
-
-    private static func append(_ id: UUID, to arena: inout [UInt8]) -> Slice {
-        let offset = arena.count
-        withUnsafeBytes(of: id.uuid) { arena.append(contentsOf: $0) }
-        return (offset, 16)
     }
 }
