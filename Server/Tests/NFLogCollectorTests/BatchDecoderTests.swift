@@ -25,6 +25,30 @@ struct BatchDecoderTests {
         #expect(try decode(BatchFixtures.batch(events: [String(event)])).events.count == 1)
     }
 
+    @Test("Every field the decoder knows is found by its own name, and by no other")
+    func everyEventKey() {
+        for key in EventKey.allCases {
+            #expect(EventKey(key.name) == key, "\(key.name)")
+            #expect(EventKey(key.name + "x") == nil && EventKey(String(key.name.dropLast()) + "#") == nil)
+        }
+    }
+
+    @Test("An event's fields are found among many unknown ones, and a key of a field's length that is not it is ignored")
+    func fieldsAmongUnknownOnes() throws {
+        let unknown = (0..<40).map { #""x\#($0)":{"uuid":"not one","kind":[]}"# }.joined(separator: ",")
+        let event = Self.with(BatchFixtures.point(), unknown + #","uuix":1,"kinds":2,"parameter":3,"transactio":4"#)
+        let decoded = try decode(BatchFixtures.batch(events: [event])).events[0]
+        #expect(decoded.kind == .point && decoded.name == "ui.tap" && decoded.parameters == #"{"button":"buy","n":1}"#)
+        #expect(decoded.transaction == nil && decoded.parentSpan == nil && decoded.source == .native)
+        // The same fields last, after the unknown ones, and a span's only fields refused on a point wherever they are.
+        for field in [#""start":1"#, #""end":1"#, #""duration_ms":1"#, #""end_parameters":{}"#, #""abandoned":false"#] {
+            let key = String(field.dropFirst().prefix { $0 != "\"" })
+            #expect(throws: BatchError(path: "events[0].\(key)", reason: "only spans have \(key)")) {
+                try decode(BatchFixtures.batch(events: [Self.with(BatchFixtures.point(), unknown + "," + field)]))
+            }
+        }
+    }
+
     @Test("Too many events is over a limit (answered 413, so the sender splits), not a broken rule")
     func tooManyEvents() {
         var decoder = BatchDecoder()

@@ -110,4 +110,23 @@ struct JSONParserTests {
         #expect(throws: JSONParseError.self) { try parse(#""01234567890""#, limits: limits) }
         #expect(throws: JSONParseError.self) { try parse(#""\n123456789012""#, limits: limits) }
     }
+
+    @Test("Integers read without strtod agree with it and with Int64's own parsing, -0 and the 18/19-digit edge included")
+    func integersAsStrtodReadsThem() throws {
+        var texts = ["0", "-0", "7", "-7", "999999999999999999", "-999999999999999999", "1000000000000000000",
+                     "9007199254740993", "9223372036854775807", "-9223372036854775808", "9223372036854775808", "123456789012345678901"]
+        var generator = SeededRandom(seed: 35)
+        for _ in 0..<2_000 {
+            let digits = Int.random(in: 1...20, using: &generator)
+            var text = String(Int.random(in: 1...9, using: &generator))
+            for _ in 1..<digits { text += String(Int.random(in: 0...9, using: &generator)) }
+            texts.append(Bool.random(using: &generator) ? "-" + text : text)
+        }
+        for text in texts {
+            guard case .number(let number) = try parse(text) else { Issue.record("\(text) is not a number"); continue }
+            let expected = try #require(Double(text))
+            #expect(number.double.bitPattern == expected.bitPattern, "\(text)")
+            #expect(number.integer == Int64(text), "\(text)")
+        }
+    }
 }

@@ -123,61 +123,149 @@ import Foundation
         return Batch.Diagnostics(pruned: pruned, databaseResets: resets, quarantined: quarantined)
     }
 
-    private func decodeEvent(_ event: ObjectField, sessions: Set<UUID>, raw: UnsafeBufferPointer<UInt8>) throws(BatchError) -> Batch.Event {
-        let sessionField = event["session"]
+    private func decodeEvent(_ object: ObjectField, sessions: Set<UUID>, raw: UnsafeBufferPointer<UInt8>) throws(BatchError) -> Batch.Event {
+        let event = EventMembers(object)
+        let sessionField = event[.session]
         let session = try sessionField.uuid()
         guard sessions.contains(session) else {
             throw BatchError(path: sessionField.path, reason: "session \(session.uuidString.lowercased()) is not listed in context.sessions")
         }
-        let kindField = event["kind"]
+        let kindField = event[.kind]
         guard let kind = Batch.Kind(rawValue: try kindField.string(maxBytes: 16)) else {
             throw BatchError(path: kindField.path, reason: "must be \"point\" or \"span\"")
         }
-        let timestamp = try event["timestamp"].timestamp()
+        let timestamp = try event[.timestamp].timestamp()
         var end: Int64?
         var duration: Double?
         var endParameters: String?
         var abandoned = false
         switch kind {
         case .span:
-            let startField = event["start"]
+            let startField = event[.start]
             guard try startField.timestamp() == timestamp else {
                 throw BatchError(path: startField.path, reason: "must equal timestamp")
             }
-            end = try event["end"].timestamp()
-            let durationField = event["duration_ms"]
+            end = try event[.end].timestamp()
+            let durationField = event[.durationMS]
             let value = try durationField.number()
             guard value >= 0 else { throw BatchError(path: durationField.path, reason: "must not be negative") }
             duration = value
-            endParameters = try event.optional("end_parameters")?.rawObject(raw)
-            abandoned = try event.optional("abandoned")?.boolean() ?? false
+            endParameters = try event.optional(.endParameters)?.rawObject(raw)
+            abandoned = try event.optional(.abandoned)?.boolean() ?? false
         case .point:
-            for field in ["start", "end", "duration_ms", "end_parameters", "abandoned"] where event.optional(field) != nil {
-                throw BatchError(path: event[field].path, reason: "only spans have \(field)")
+            for key in EventKey.spanOnly where event.optional(key) != nil {
+                throw BatchError(path: event[key].path, reason: "only spans have \(key.name)")
             }
         }
         var source = Batch.Source.native
-        if let sourceField = event.optional("source") {
+        if let sourceField = event.optional(.source) {
             guard let value = Batch.Source(rawValue: try sourceField.string(maxBytes: 16)) else {
                 throw BatchError(path: sourceField.path, reason: "must be \"native\" or \"web\"")
             }
             source = value
         }
         var origin: String?
-        if let originField = event.optional("origin") {
+        if let originField = event.optional(.origin) {
             guard source == .web else {
                 throw BatchError(path: originField.path, reason: "only web events (source \"web\") have an origin")
             }
             origin = try originField.webOrigin()
         }
         return Batch.Event(
-            id: try event["uuid"].uuid(), session: session,
-            name: try event["name"].eventName(maxBytes: EventNameRules.maxNameBytes),
-            kind: kind, type: try event["type"].eventName(maxBytes: EventNameRules.maxTypeBytes),
+            id: try event[.uuid].uuid(), session: session,
+            name: try event[.name].eventName(maxBytes: EventNameRules.maxNameBytes),
+            kind: kind, type: try event[.type].eventName(maxBytes: EventNameRules.maxTypeBytes),
             timestamp: timestamp, end: end, durationMilliseconds: duration,
-            parameters: try event.optional("parameters")?.rawObject(raw), endParameters: endParameters, abandoned: abandoned,
-            transaction: try event.optional("transaction")?.uuid(), parentSpan: try event.optional("parent_span")?.spanID(),
+            parameters: try event.optional(.parameters)?.rawObject(raw), endParameters: endParameters, abandoned: abandoned,
+            transaction: try event.optional(.transaction)?.uuid(), parentSpan: try event.optional(.parentSpan)?.spanID(),
             source: source, origin: origin)
+    }
+}
+
+/// The members of an event the protocol defines (docs/PROTOCOL.md).
+enum EventKey: Int, CaseIterable {
+    case uuid, session, name, kind, type, timestamp, parameters, start, end, durationMS, endParameters, abandoned, source, origin,
+         transaction, parentSpan
+
+    /// What only a span may have.
+    static let spanOnly: [EventKey] = [.start, .end, .durationMS, .endParameters, .abandoned]
+
+    var name: String {
+        switch self {
+        case .uuid: "uuid"
+        case .session: "session"
+        case .name: "name"
+        case .kind: "kind"
+        case .type: "type"
+        case .timestamp: "timestamp"
+        case .parameters: "parameters"
+        case .start: "start"
+        case .end: "end"
+        case .durationMS: "duration_ms"
+        case .endParameters: "end_parameters"
+        case .abandoned: "abandoned"
+        case .source: "source"
+        case .origin: "origin"
+        case .transaction: "transaction"
+        case .parentSpan: "parent_span"
+        }
+    }
+
+    /// The key a member's name is, if the protocol defines it. By its length first: most names
+    /// it is not differ in length, and a string compare that fails is the slow one.
+    init?(_ key: String) {
+        let found: EventKey? = switch key.utf8.count {
+        case 3: Self.match(key, .end)
+        case 4: Self.match(key, .uuid) ?? Self.match(key, .name) ?? Self.match(key, .kind) ?? Self.match(key, .type)
+        case 5: Self.match(key, .start)
+        case 6: Self.match(key, .source) ?? Self.match(key, .origin)
+        case 7: Self.match(key, .session)
+        case 9: Self.match(key, .timestamp) ?? Self.match(key, .abandoned)
+        case 10: Self.match(key, .parameters)
+        case 11: Self.match(key, .durationMS) ?? Self.match(key, .transaction) ?? Self.match(key, .parentSpan)
+        case 14: Self.match(key, .endParameters)
+        default: nil
+        }
+        guard let found else { return nil }
+        self = found
+    }
+
+    private static func match(_ key: String, _ candidate: EventKey) -> EventKey? {
+        key == candidate.name ? candidate : nil
+    }
+}
+
+/// An event's members, found in one pass over its object rather than a search per field (each
+/// search a walk of the members, and most of an event's fields absent ones).
+private struct EventMembers {
+    private let object: ObjectField
+    /// Each key's place among the members plus one (0: absent), by ``EventKey/rawValue``: a
+    /// fixed buffer on the stack, not an array per event.
+    private var places: (Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32)
+        = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+
+    init(_ object: ObjectField) {
+        self.object = object
+        // The parser refuses duplicate keys, so each key has at most one member.
+        for (place, member) in object.object.members.enumerated() {
+            guard let key = EventKey(member.key) else { continue }
+            withUnsafeMutableBytes(of: &places) { $0.storeBytes(of: Int32(place + 1), toByteOffset: key.rawValue * 4, as: Int32.self) }
+        }
+    }
+
+    private func value(_ key: EventKey) -> JSONValue? {
+        let place = withUnsafeBytes(of: places) { Int($0.load(fromByteOffset: key.rawValue * 4, as: Int32.self)) }
+        return place == 0 ? nil : object.object.members[place - 1].value
+    }
+
+    subscript(key: EventKey) -> Field {
+        object.field(key.name, value: value(key))
+    }
+
+    /// The member, or `nil` if it is absent (as ``ObjectField/optional(_:)``).
+    func optional(_ key: EventKey) -> Field? {
+        guard let value = value(key) else { return nil }
+        return object.field(key.name, value: value)
     }
 }
 
@@ -378,7 +466,14 @@ private struct ObjectField {
     /// The member, or `nil` if it is absent. `null` is not "absent": the protocol's optional
     /// fields are left out, never null, so a null is checked (and refused) like any other value.
     func optional(_ key: String) -> Field? {
-        guard object[key] != nil else { return nil }
-        return self[key]
+        guard let value = object[key] else { return nil }
+        return field(key, value: value)
+    }
+
+    /// `value` as this object's member `key`.
+    func field(_ key: String, value: JSONValue?) -> Field {
+        var location = self.location
+        location.key = key
+        return Field(value: value, location: location)
     }
 }

@@ -123,6 +123,7 @@
             index += 1
             return JSONObject(members: [], range: start..<index)
         }
+        members.reserveCapacity(8)  // an event's members in one allocation, not four growing ones
         while true {
             skipWhitespace()
             guard index < input.count, input[index] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
@@ -294,9 +295,26 @@
             if index < input.count && (input[index] == UInt8(ascii: "+") || input[index] == UInt8(ascii: "-")) { index += 1 }
             guard digits() > 0 else { throw fail("a number needs digits in its exponent") }
         }
+        // An integer of up to 18 digits (every timestamp and count) is exact in Int64, and
+        // Double(Int64) rounds as strtod would: no text, no strtod, for the usual number.
+        if isInteger, let integer = Self.smallInteger(UnsafeBufferPointer(rebasing: input[start..<index])) {
+            let negativeZero = integer == 0 && input[start] == UInt8(ascii: "-")  // -0 is -0.0, as strtod reads it
+            return JSONNumber(integer: integer, double: negativeZero ? -0.0 : Double(integer))
+        }
         let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<index]), as: UTF8.self)
         guard let double = Double(text), double.isFinite else { throw fail("a number is out of range", at: start) }
         return JSONNumber(integer: isInteger ? Int64(text) : nil, double: double)
+    }
+
+    /// The value of an integer's text (an optional `-`, then digits, as the grammar checked)
+    /// when it has at most 18 digits, which cannot overflow; `nil` otherwise.
+    private static func smallInteger(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
+        let negative = text.first == UInt8(ascii: "-")
+        let digits = negative ? UnsafeBufferPointer(rebasing: text.dropFirst()) : text
+        guard digits.count <= 18 else { return nil }
+        var value: Int64 = 0
+        for digit in digits { value = value &* 10 &+ Int64(digit &- UInt8(ascii: "0")) }
+        return negative ? -value : value
     }
 
     private static func show(_ byte: UInt8) -> String {
