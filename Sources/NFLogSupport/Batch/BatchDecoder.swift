@@ -245,6 +245,8 @@ private struct EventMembers {
         = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 
     init(_ object: ObjectField) {
+        // A key past the buffer would be written outside it: a new key needs a bigger buffer.
+        assert(EventKey.allCases.count * MemoryLayout<Int32>.stride <= MemoryLayout.size(ofValue: places))
         self.object = object
         // The parser refuses duplicate keys, so each key has at most one member.
         for (place, member) in object.object.members.enumerated() {
