@@ -460,9 +460,7 @@ private struct ObjectField {
     let location: FieldPath
 
     subscript(key: String) -> Field {
-        var location = self.location
-        location.key = key
-        return Field(value: object[key], location: location)
+        field(key, value: object[key])
     }
 
     /// The member, or `nil` if it is absent. `null` is not "absent": the protocol's optional
